@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// `pnpm test`: build (turbo, cached), the layering check, then typecheck and every package's tests
+// (turbo, cached per package). Each package writes test-results.json; this script totals them and ends
+// with one plain line, `tests: N passed, N failed, N skipped`.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseUse } from './use-flags.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+let parsed;
+try {
+  parsed = parseUse(process.argv.slice(2));
+} catch (err) {
+  console.error(`pnpm test: ${err.message}`);
+  process.exit(2);
+}
+const env = { ...process.env, PADDOCK_USE: parsed.flags, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' };
+const sh = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit', env, cwd: root }).status ?? 1;
+
+const dirs = ['packages', 'apps']
+  .flatMap((g) => (existsSync(join(root, g)) ? readdirSync(join(root, g)).map((n) => join(root, g, n)) : []))
+  .concat([join(root, 'tools')]);
+for (const d of dirs) rmSync(join(d, 'test-results.json'), { force: true });
+
+let status = sh('pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
+if (status === 0) status = sh('node', ['tools/check-layers.mjs']);
+if (status === 0) status = sh('pnpm', ['exec', 'turbo', 'run', 'typecheck', 'test', '--continue', '--output-logs=new-only', '--concurrency=1', ...parsed.rest]);
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+for (const d of dirs) {
+  const f = join(d, 'test-results.json');
+  if (!existsSync(f)) continue;
+  const r = JSON.parse(readFileSync(f, 'utf8'));
+  passed += r.numPassedTests ?? 0;
+  // A suite that fails to load has no failed tests of its own: count it once.
+  failed += r.numFailedTests || r.numFailedTestSuites || 0;
+  skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+}
+if (status !== 0 && failed === 0) failed = 1; // a build, typecheck or layering failure counts as one
+console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(status === 0 && failed === 0 ? 0 : 1);

@@ -1,0 +1,3 @@
+import { preset } from './vitest.preset.mjs';
+
+export default preset();
