@@ -12,6 +12,7 @@ export type HeapErrorCode =
   | 'BAD_POINTER'
   | 'MISALIGNED'
   | 'DOUBLE_FREE'
+  | 'WRONG_SIZE'
   | 'WRONG_OWNER'
   | 'CORRUPTION'
   | 'NATIVE_UNAVAILABLE';

@@ -158,8 +158,9 @@ export class AddressSpace {
     if (len === this.viewBytes) return false;
     const buf = this.backing.buffer();
     this.u8 = new Uint8Array(buf, 0, len);
-    this.i32 = new Int32Array(buf, 0, len >>> 2);
-    this.u32 = new Uint32Array(buf, 0, len >>> 2);
+    // Not `len >>> 2`: a 4 GiB buffer's length is 2^32, which `>>>` wraps to 0.
+    this.i32 = new Int32Array(buf, 0, Math.floor(len / 4));
+    this.u32 = new Uint32Array(buf, 0, Math.floor(len / 4));
     this.f64 = new Float64Array(buf, 0, Math.floor(len / 8));
     this.viewBytes = len;
     return true;

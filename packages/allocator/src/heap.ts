@@ -1,0 +1,250 @@
+/**
+ * The public heap: one object per agent that wraps the chosen backend (here `pool_arena`) with the
+ * checks and conveniences a user expects: size validation, calloc, realloc, views that are always
+ * current, stats and a full invariant check.
+ */
+import { ArenaHeap, MAX_CLASS_SIZE, classIndex, type ClassStats } from '@paddock/arena';
+import {
+  HeapError,
+  createAddressSpace,
+  describeValue,
+  openAddressSpace,
+  rss,
+  type AddressSpace,
+  type AddressSpaceHandle,
+  type BackingKind,
+  type PageReturnMode,
+} from '@paddock/platform';
+import { DEFAULT_PROFILE, resolveProfile, validateProfile } from '@paddock/profile';
+import { Regions } from '@paddock/region';
+import { Registry } from '@paddock/registry';
+
+/** The backend every heap of this build uses. */
+export const BACKEND = 'pool_arena';
+const BACKEND_CODE = 1;
+const HANDLE_VERSION = 1;
+// Words this layer keeps in the heap header (region layer's user words).
+const U_BACKEND = 0;
+const U_PROFILE = 1;
+
+/** Options for {@link createHeap}. */
+export interface HeapOptions {
+  /** Upper bound of the heap in bytes (up to 4 GiB). Required unless `memory` is a SharedArrayBuffer. */
+  maxBytes?: number;
+  /** Memory/speed dial, 1 (return memory eagerly) to 10 (keep it); default 3. */
+  profile?: number;
+  /** Build the heap in an existing shared `WebAssembly.Memory` or `SharedArrayBuffer`. */
+  memory?: WebAssembly.Memory | SharedArrayBuffer;
+  /** `'growable'` (default), `'wasm'` or `'fixed'`, when Paddock creates the buffer. */
+  backing?: BackingKind;
+  /** `'auto'` (default), `'native'` (require the page-return addon) or `'none'`. */
+  pageReturn?: 'auto' | PageReturnMode;
+}
+
+/** What a worker needs to attach to the heap: pass it in `workerData` or `postMessage`. */
+export interface HeapHandle {
+  readonly kind: 'paddock-heap';
+  readonly version: number;
+  readonly backend: string;
+  readonly space: AddressSpaceHandle;
+}
+
+/** What {@link Heap.stats} reports. */
+export interface HeapStats {
+  backend: string;
+  pageReturn: PageReturnMode;
+  profile: number;
+  /** Bytes committed in the whole heap, all agents. */
+  committedBytes: number;
+  /** Resident memory of this process as the OS reports it (null where the host does not tell). */
+  residentBytes: number | null;
+  /** Bytes in live objects of this agent's arenas (objects other agents freed but this one has not drained yet count as live). */
+  liveBytes: number;
+  /** This agent's owner slot (0: it has allocated nothing). */
+  ownerSlot: number;
+  arenas: number;
+  pendingChainObjects: number;
+  perClass: ClassStats[];
+}
+
+/** One agent's handle on a shared heap. */
+export class Heap {
+  /** Send this to another agent and call {@link attachHeap} there. */
+  readonly handle: HeapHandle;
+  readonly backend: string = BACKEND;
+  /** The profile rung the heap was created with. */
+  readonly profile: number;
+  /** The address space underneath (views, reserve, commit). */
+  readonly space: AddressSpace;
+  private readonly arena: ArenaHeap;
+
+  /** @internal use {@link createHeap} or {@link attachHeap}. */
+  constructor(space: AddressSpace, regions: Regions, registry: Registry, profile: number) {
+    this.space = space;
+    this.profile = profile;
+    this.arena = new ArenaHeap(space, regions, registry, resolveProfile(profile, regions.geometry.unitsPerArena));
+    this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: BACKEND, space: space.handle };
+  }
+
+  /**
+   * Allocates `size` bytes and returns a non-zero pointer (a byte offset into the heap's views), aligned to
+   * the object's size class (at least 32 bytes). `malloc(0)` returns a minimal block.
+   * @throws RangeError for a size that is negative, not an integer, or above what the heap serves.
+   */
+  malloc(size: number): number {
+    return this.arena.malloc(size);
+  }
+
+  /**
+   * Allocates `count * size` bytes, zeroed.
+   * @throws RangeError when either is not a non-negative integer or the product is above what the heap serves.
+   */
+  calloc(count: number, size: number): number {
+    if ((count >>> 0) !== count) throw new RangeError(`calloc count must be a non-negative integer, got ${describeValue(count)}`);
+    if ((size >>> 0) !== size) throw new RangeError(`calloc size must be a non-negative integer, got ${describeValue(size)}`);
+    const total = count * size;
+    if (total > MAX_CLASS_SIZE) {
+      throw new RangeError(`calloc(${count}, ${size}) asks for ${total} bytes, above the largest size this heap serves (${MAX_CLASS_SIZE})`);
+    }
+    const p = this.arena.malloc(total);
+    this.space.u8.fill(0, p, p + total);
+    return p;
+  }
+
+  /**
+   * Resizes the block at `ptr`: `realloc(0, n)` is `malloc(n)`; a size in the same class keeps the pointer;
+   * otherwise the contents (up to the smaller size) move to a new block and the old one is freed.
+   * @throws RangeError for a bad size; HeapError for a pointer the heap did not hand out (nothing changes).
+   */
+  realloc(ptr: number, size: number): number {
+    if (ptr === 0) return this.malloc(size);
+    if ((size >>> 0) !== size || size > MAX_CLASS_SIZE) {
+      throw new RangeError(`size must be an integer from 0 to ${MAX_CLASS_SIZE} bytes, got ${describeValue(size)}`);
+    }
+    const old = this.arena.usableSize(ptr);
+    if (classIndex(size) === classIndex(old)) return ptr;
+    const moved = this.arena.malloc(size);
+    const u8 = this.space.u8;
+    u8.copyWithin(moved, ptr, ptr + Math.min(old, size));
+    this.arena.free(ptr);
+    return moved;
+  }
+
+  /**
+   * Frees the block at `ptr`; `free(0)` does nothing. With `size` (a sized free) the size must be in the
+   * block's class. A block of another agent is sent home in a batch.
+   * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) and leaves the heap as it was.
+   */
+  free(ptr: number, size?: number): void {
+    this.arena.free(ptr, size);
+  }
+
+  /** Bytes usable at `ptr` (at least what was asked for). */
+  usableSize(ptr: number): number {
+    return this.arena.usableSize(ptr);
+  }
+
+  /** Sends every pending cross-agent free home now. Returns the objects sent. */
+  flush(): number {
+    return this.arena.flushChains();
+  }
+
+  /** Reclaims the frees other agents have delivered to this agent. Returns the objects reclaimed. */
+  drain(): number {
+    return this.arena.drain();
+  }
+
+  /** Bytes view of the heap, current (refreshed if another agent grew the buffer). */
+  get u8(): Uint8Array {
+    this.space.refresh();
+    return this.space.u8;
+  }
+  /** Int32 view of the heap, current. Index with `ptr >>> 2`. */
+  get i32(): Int32Array {
+    this.space.refresh();
+    return this.space.i32;
+  }
+  /** Uint32 view of the heap, current. */
+  get u32(): Uint32Array {
+    this.space.refresh();
+    return this.space.u32;
+  }
+  /** Float64 view of the heap, current. Index with `ptr >>> 3`. */
+  get f64(): Float64Array {
+    this.space.refresh();
+    return this.space.f64;
+  }
+  /** A DataView over the heap, current. */
+  get view(): DataView {
+    this.space.refresh();
+    return new DataView(this.space.buffer, 0, this.space.viewBytes);
+  }
+
+  /** Counts for this agent and the heap. */
+  stats(): HeapStats {
+    const a = this.arena.stats();
+    return {
+      backend: this.backend,
+      pageReturn: this.space.pageReturn,
+      profile: this.profile,
+      committedBytes: this.space.committedBytes,
+      residentBytes: rss(),
+      liveBytes: a.liveBytes,
+      ownerSlot: a.ownerSlot,
+      arenas: a.arenas,
+      pendingChainObjects: a.pendingChainObjects,
+      perClass: a.perClass,
+    };
+  }
+
+  /** Walks every arena this agent can see and validates its invariants. @throws HeapError CORRUPTION. */
+  check(): void {
+    this.arena.check();
+  }
+
+  /** @internal the arena engine, for tests and tools. */
+  get engine(): ArenaHeap {
+    return this.arena;
+  }
+}
+
+/** Creates a heap (in this agent, which becomes its first user). */
+export function createHeap(options: HeapOptions = {}): Heap {
+  if (options === null || typeof options !== 'object') throw new TypeError('createHeap options must be an object');
+  const profile = validateProfile(options.profile ?? DEFAULT_PROFILE);
+  const space = createAddressSpace({
+    maxBytes: options.maxBytes,
+    memory: options.memory,
+    backing: options.backing,
+    pageReturn: options.pageReturn,
+  });
+  const regions = Regions.create(space);
+  const registry = Registry.create(space);
+  const i32 = space.i32;
+  Atomics.store(i32, regions.userWord(U_PROFILE) >>> 2, profile);
+  Atomics.store(i32, regions.userWord(U_BACKEND) >>> 2, BACKEND_CODE);
+  return new Heap(space, regions, registry, profile);
+}
+
+/**
+ * Attaches this agent to a heap another agent created, from its handle.
+ * @throws HeapError BAD_HANDLE for anything that is not a live Paddock heap handle of this backend.
+ */
+export function attachHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): Heap {
+  if (handle === null || typeof handle !== 'object' || handle.kind !== 'paddock-heap') {
+    throw new HeapError('BAD_HANDLE', `not a Paddock heap handle: ${describeValue(handle)}`);
+  }
+  if (handle.version !== HANDLE_VERSION) throw new HeapError('BAD_HANDLE', `heap handle version ${describeValue(handle.version)}, this build reads ${HANDLE_VERSION}`);
+  if (handle.backend !== BACKEND) {
+    throw new HeapError('BAD_HANDLE', `the heap uses backend ${describeValue(handle.backend)}; this build of Paddock is ${BACKEND}`);
+  }
+  const space = openAddressSpace(handle.space, options);
+  const regions = Regions.open(space);
+  const registry = Registry.open(space);
+  const i32 = space.i32;
+  if (Atomics.load(i32, regions.userWord(U_BACKEND) >>> 2) !== BACKEND_CODE) {
+    throw new HeapError('BAD_HANDLE', 'the heap header does not name this backend');
+  }
+  const profile = Atomics.load(i32, regions.userWord(U_PROFILE) >>> 2);
+  return new Heap(space, regions, registry, validateProfile(profile));
+}

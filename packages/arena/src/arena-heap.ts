@@ -1,0 +1,870 @@
+/**
+ * One agent's arena allocator: owner allocation and free over size-class slabs, batched cross-agent
+ * frees (chains flushed as runs onto the owner's inbox), and drain with every check always on.
+ *
+ * Hot paths are plain integer code over the space's typed views: the current slab of a class serves
+ * from its free list, then by bumping; everything else (a new current slab, a drain, a new arena) is the
+ * slow path. Owner-only fields (free list, bump, live count, partial links) are written only by the
+ * owning agent, so they need no atomics; other agents reach an owner only through its inbox, one CAS per
+ * batch. See docs/design/arena.md for the invariants.
+ */
+import { HeapError, formatAddress, type AddressSpace } from '@paddock/platform';
+import type { ResolvedProfile } from '@paddock/profile';
+import type { Regions } from '@paddock/region';
+import type { Registry } from '@paddock/registry';
+import {
+  A_DIRTY_BITS,
+  A_DIRTY_UNITS,
+  A_FREE_UNITS,
+  A_HINT,
+  A_KIND_OWNER,
+  A_MAGIC,
+  A_PARTIAL,
+  A_RUN_BOUND,
+  A_UNITS,
+  A_UNIT_BITS,
+  ARENA_MAGIC,
+  CLASS_MASK,
+  CLASS_SHIFT,
+  FLAG_CURRENT,
+  FLAG_PARTIAL,
+  FREED_MARK,
+  HEADER_UNITS,
+  KIND_ARENA,
+  R_BUMP,
+  R_FREE,
+  R_INFO,
+  R_LIVE,
+  R_PNEXT,
+  R_PPREV,
+  R_SPAN,
+  STATE_CONT,
+  STATE_FREE,
+  STATE_HEAD,
+  STATE_MASK,
+  UNIT,
+  UNIT_SHIFT,
+  recordIndex,
+} from './layout.js';
+import { CLASS_COUNT, MAX_CLASS_SIZE, classIndex } from './size-class.js';
+
+/** A chain for one owner is flushed to its inbox when it holds this many objects. */
+export const CHAIN_FLUSH = 32;
+/** Slots the chain map starts with; it doubles to fit the largest owner slot seen. */
+export const CHAIN_MAP_INITIAL = 64;
+/** Classes whose slab is one unit; higher classes span 2-64 units and hold one object. */
+const LAST_UNIT_CLASS = 9;
+
+/** Per-class figures of {@link ArenaHeap.stats}. */
+export interface ClassStats {
+  size: number;
+  slabs: number;
+  live: number;
+  free: number;
+}
+
+/** What {@link ArenaHeap.stats} reports for this agent's arenas. */
+export interface ArenaStats {
+  ownerSlot: number;
+  arenas: number;
+  liveBytes: number;
+  usedUnits: number;
+  dirtyUnits: number;
+  pendingChainObjects: number;
+  perClass: ClassStats[];
+}
+
+/** Units a slab of class `cls` spans. */
+export function spanOf(cls: number): number {
+  return cls <= LAST_UNIT_CLASS ? 1 : 1 << (cls - LAST_UNIT_CLASS);
+}
+
+export class ArenaHeap {
+  readonly space: AddressSpace;
+  readonly regions: Regions;
+  readonly registry: Registry;
+  /** Bytes per arena (a power of two). */
+  readonly arenaBytes: number;
+  /** Units per arena, header units included. */
+  readonly units: number;
+  /** Units a slab may use: `units - 2`. */
+  readonly usableUnits: number;
+  /** A released class slab of at least this many units is decommitted at once. */
+  readonly decommitSpan: number;
+  /** Dirty units in an arena that trigger a sweep. */
+  readonly sweepThreshold: number;
+  /** This agent's owner slot; 0 until it carves its first arena. */
+  slot = 0;
+  /** Int32 index of this agent's inbox head word (valid once `slot` is set). */
+  private inbox = 0;
+
+  private readonly arenaMask: number;
+  private readonly current = new Uint32Array(CLASS_COUNT);
+  /** This agent's arenas, oldest first; new slabs come from the newest. */
+  private readonly arenas: number[] = [];
+  private chainHead = new Uint32Array(CHAIN_MAP_INITIAL);
+  private chainCount = new Int32Array(CHAIN_MAP_INITIAL);
+  private pendingOwners = new Int32Array(16);
+  private pendingCount = 0;
+  private readonly scratch = new Float64Array(CHAIN_FLUSH);
+
+  constructor(space: AddressSpace, regions: Regions, registry: Registry, profile: ResolvedProfile) {
+    this.space = space;
+    this.regions = regions;
+    this.registry = registry;
+    this.arenaBytes = regions.geometry.arenaBytes;
+    this.units = this.arenaBytes >>> UNIT_SHIFT;
+    this.usableUnits = this.units - HEADER_UNITS;
+    this.arenaMask = ~(this.arenaBytes - 1);
+    if (profile.unitsPerArena !== this.units) {
+      throw new RangeError(`profile resolved for ${profile.unitsPerArena} units per arena, the heap has ${this.units}`);
+    }
+    this.decommitSpan = profile.decommitSpan;
+    this.sweepThreshold = profile.sweepThreshold;
+  }
+
+  /** Arenas this agent owns, oldest first. */
+  ownArenas(): readonly number[] {
+    return this.arenas;
+  }
+
+  // ---- allocation --------------------------------------------------------------------------------
+
+  /**
+   * Allocates `size` bytes (0 to 1 MiB) and returns a pointer aligned to the object size (at least 32).
+   * @throws RangeError for a size that is negative, not an integer, or above 1 MiB.
+   */
+  malloc(size: number): number {
+    if ((size >>> 0) !== size || size > MAX_CLASS_SIZE) throw badSize(size);
+    return this.allocClass(classIndex(size));
+  }
+
+  /** Allocates one object of class `cls` (the size is trusted). */
+  allocClass(cls: number): number {
+    const s = this.current[cls]!;
+    if (s !== 0) {
+      const u32 = this.space.u32;
+      const base = (s & this.arenaMask) >>> 0;
+      const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+      const p = u32[ri + R_FREE]!;
+      const size = 32 << cls;
+      if (p !== 0) {
+        const next = u32[p >>> 2]!;
+        if (next !== 0 && ((next - s) >>> 0 >= (u32[ri + R_BUMP]! - s) >>> 0 || (next & (size - 1)) !== 0)) {
+          this.corruptLink(p, next, s);
+        }
+        u32[ri + R_FREE] = next;
+        u32[ri + R_LIVE]++;
+        u32[(p >>> 2) + 1] = 0;
+        return p;
+      }
+      const b = u32[ri + R_BUMP]!;
+      if (b + size <= s + (u32[ri + R_SPAN]! << UNIT_SHIFT)) {
+        u32[ri + R_BUMP] = b + size;
+        u32[ri + R_LIVE]++;
+        u32[(b >>> 2) + 1] = 0;
+        return b;
+      }
+    }
+    return this.allocSlow(cls);
+  }
+
+  private allocSlow(cls: number): number {
+    const old = this.current[cls]!;
+    if (old !== 0) {
+      this.setFlags(old, 0, FLAG_CURRENT);
+      this.current[cls] = 0;
+    }
+    // Frees delivered by other agents may have refilled a slab of this class.
+    if (this.slot !== 0 && Atomics.load(this.space.i32, this.inbox) !== 0) {
+      this.drain();
+      if (this.current[cls] !== 0) return this.allocClass(cls);
+    }
+    let slab = this.popPartial(cls);
+    if (slab === 0) slab = this.reserveSlab(cls);
+    this.setFlags(slab, FLAG_CURRENT, 0);
+    this.current[cls] = slab;
+    return this.allocClass(cls);
+  }
+
+  private popPartial(cls: number): number {
+    const u32 = this.space.u32;
+    for (let i = this.arenas.length - 1; i >= 0; i--) {
+      const base = this.arenas[i]!;
+      const s = u32[(base >>> 2) + A_PARTIAL + cls]!;
+      if (s !== 0) {
+        this.unlinkPartial(base, s, cls);
+        return s;
+      }
+    }
+    return 0;
+  }
+
+  /** Finds units for a new slab of class `cls` in this agent's arenas (newest first), or a new arena. */
+  private reserveSlab(cls: number): number {
+    const span = spanOf(cls);
+    const i32 = this.space.i32;
+    for (let i = this.arenas.length - 1; i >= 0; i--) {
+      const base = this.arenas[i]!;
+      const hb = base >>> 2;
+      if (i32[hb + A_FREE_UNITS]! < span || i32[hb + A_RUN_BOUND]! < span) continue;
+      const u = span === 1 ? this.findUnit(base) : this.findRun(base, span);
+      if (u >= 0) return this.initSlab(base, u, span, cls);
+    }
+    const base = this.newArena();
+    const u = span === 1 ? this.findUnit(base) : this.findRun(base, span);
+    return this.initSlab(base, u, span, cls);
+  }
+
+  /** First free unit at or above the arena's hint (first-fit upward); -1 when none. */
+  private findUnit(base: number): number {
+    const i32 = this.space.i32;
+    const hb = base >>> 2;
+    const units = this.units;
+    for (let u = i32[hb + A_HINT]!; u < units; ) {
+      const word = i32[hb + A_UNIT_BITS + (u >>> 5)]! | ((1 << (u & 31)) - 1);
+      if (word === -1) {
+        u = (u | 31) + 1;
+        continue;
+      }
+      const free = ~word & (word + 1); // lowest clear bit
+      const found = (u & ~31) + (31 - Math.clz32(free));
+      i32[hb + A_HINT] = found + 1;
+      return found;
+    }
+    i32[hb + A_HINT] = units;
+    return -1;
+  }
+
+  /** Highest run of `span` free units, scanning down from the top; lowers the run bound when none. */
+  private findRun(base: number, span: number): number {
+    const i32 = this.space.i32;
+    const hb = base >>> 2;
+    let run = 0;
+    let longest = 0;
+    for (let u = this.units - 1; u >= HEADER_UNITS; u--) {
+      if ((i32[hb + A_UNIT_BITS + (u >>> 5)]! & (1 << (u & 31))) === 0) {
+        if (++run === span) return u;
+        if (run > longest) longest = run;
+      } else {
+        run = 0;
+      }
+    }
+    i32[hb + A_RUN_BOUND] = longest;
+    return -1;
+  }
+
+  private initSlab(base: number, u: number, span: number, cls: number): number {
+    const hb = base >>> 2;
+    let i32 = this.space.i32;
+    let clean = 0;
+    for (let k = u; k < u + span; k++) {
+      const w = hb + A_UNIT_BITS + (k >>> 5);
+      const bit = 1 << (k & 31);
+      i32[w] |= bit;
+      const d = hb + A_DIRTY_BITS + (k >>> 5);
+      if ((i32[d]! & bit) !== 0) {
+        i32[d] &= ~bit;
+        i32[hb + A_DIRTY_UNITS]--;
+      } else {
+        clean++;
+      }
+    }
+    i32[hb + A_FREE_UNITS] -= span;
+    const s = base + (u << UNIT_SHIFT);
+    if (clean !== 0) {
+      this.space.commit(s, span << UNIT_SHIFT);
+      i32 = this.space.i32;
+    }
+    const u32 = this.space.u32;
+    const ri = recordIndex(base, u);
+    u32[ri + R_FREE] = 0;
+    u32[ri + R_BUMP] = s;
+    i32[ri + R_LIVE] = 0;
+    i32[ri + R_INFO] = STATE_HEAD | (cls << CLASS_SHIFT);
+    i32[ri + R_SPAN] = span;
+    u32[ri + R_PNEXT] = 0;
+    u32[ri + R_PPREV] = 0;
+    for (let k = 1; k < span; k++) {
+      const rk = recordIndex(base, u + k);
+      i32[rk + R_INFO] = STATE_CONT;
+      i32[rk + R_SPAN] = k;
+    }
+    return s;
+  }
+
+  /** Carves a new arena for this agent (taking an owner slot on the first) and lays out its header. */
+  private newArena(): number {
+    const base = this.regions.carveArena();
+    if (this.slot === 0) {
+      this.slot = this.registry.takeOwnerSlot();
+      this.inbox = this.registry.inboxAddress(this.slot) >>> 2;
+    }
+    const space = this.space;
+    space.commit(base, HEADER_UNITS << UNIT_SHIFT);
+    space.u8.fill(0, base, base + (HEADER_UNITS << UNIT_SHIFT)); // contents of a re-carved range are undefined
+    const i32 = space.i32;
+    const hb = base >>> 2;
+    i32[hb + A_KIND_OWNER] = KIND_ARENA | (this.slot << 8);
+    i32[hb + A_FREE_UNITS] = this.usableUnits;
+    i32[hb + A_RUN_BOUND] = this.usableUnits;
+    i32[hb + A_HINT] = HEADER_UNITS;
+    i32[hb + A_UNITS] = this.units;
+    i32[hb + A_UNIT_BITS] = (1 << HEADER_UNITS) - 1;
+    Atomics.store(i32, hb + A_MAGIC, ARENA_MAGIC);
+    this.arenas.push(base);
+    return base;
+  }
+
+  // ---- free --------------------------------------------------------------------------------------
+
+  /**
+   * Frees `p`. With `size`, also checks that it names the block's class (a sized free).
+   * On the owner the object goes onto its slab's free list; elsewhere it joins the chain for its owner.
+   * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) before anything changes.
+   */
+  free(p: number, size?: number): void {
+    if (p === 0) return;
+    const ri = this.locate(p, 'free');
+    const i32 = this.space.i32;
+    const info = i32[ri + R_INFO]!;
+    if (size !== undefined) {
+      if ((size >>> 0) !== size || size > MAX_CLASS_SIZE) throw badSize(size);
+      if (classIndex(size) !== ((info >>> CLASS_SHIFT) & CLASS_MASK)) {
+        throw new HeapError(
+          'WRONG_SIZE',
+          `free of ${formatAddress(p)} with size ${size}: the block is of the ${32 << ((info >>> CLASS_SHIFT) & CLASS_MASK)}-byte class`,
+          p,
+        );
+      }
+    }
+    if (i32[(p >>> 2) + 1] === (FREED_MARK ^ p)) throw new HeapError('DOUBLE_FREE', `double free of ${formatAddress(p)}`, p);
+    const owner = i32[((p & this.arenaMask) >>> 2) + A_KIND_OWNER]! >>> 8;
+    if (owner === this.slot) this.freeLocal(p, ri, info);
+    else this.freeForeign(p, owner);
+  }
+
+  /**
+   * Checks that `p` is an object some arena handed out and returns its record index.
+   * `what` names the operation in messages.
+   */
+  locate(p: number, what: string): number {
+    if (typeof p !== 'number' || (p >>> 0) !== p) {
+      throw new HeapError('BAD_POINTER', `${what}: ${String(p)} is not a pointer (a uint32 byte offset)`);
+    }
+    if ((p & 31) !== 0) throw new HeapError('MISALIGNED', `${what}: ${formatAddress(p)} is not aligned to 32 bytes`, p);
+    const space = this.space;
+    if (p + 8 > space.viewBytes && !space.covers(p + 8)) {
+      throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} lies outside the heap's memory`, p);
+    }
+    const base = (p & this.arenaMask) >>> 0;
+    const i32 = space.i32;
+    const hb = base >>> 2;
+    if (i32[hb + A_MAGIC] !== ARENA_MAGIC || (i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) {
+      throw new HeapError('BAD_POINTER', `${what}: no arena owns ${formatAddress(p)}`, p);
+    }
+    const u = (p - base) >>> UNIT_SHIFT;
+    if (u < HEADER_UNITS) throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} is inside an arena header`, p);
+    const ri = recordIndex(base, u);
+    const info = i32[ri + R_INFO]!;
+    const state = info & STATE_MASK;
+    if (state === STATE_CONT) {
+      throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} is an interior address of a block`, p);
+    }
+    if (state !== STATE_HEAD) throw new HeapError('DOUBLE_FREE', `${what}: ${formatAddress(p)} lies in a free unit`, p);
+    const size = 32 << ((info >>> CLASS_SHIFT) & CLASS_MASK);
+    const s = base + (u << UNIT_SHIFT);
+    if (((p - s) & (size - 1)) !== 0) {
+      throw new HeapError('MISALIGNED', `${what}: ${formatAddress(p)} is not aligned to its ${size}-byte class`, p);
+    }
+    if (i32[ri + R_LIVE]! <= 0) throw new HeapError('DOUBLE_FREE', `${what}: ${formatAddress(p)}: its slab has no live objects`, p);
+    if (p >= space.u32[ri + R_BUMP]!) throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} was never handed out`, p);
+    return ri;
+  }
+
+  /** Usable bytes of the object at `p` (its class size). */
+  usableSize(p: number): number {
+    const ri = this.locate(p, 'usableSize');
+    const i32 = this.space.i32;
+    if (i32[(p >>> 2) + 1] === (FREED_MARK ^ p)) {
+      throw new HeapError('DOUBLE_FREE', `usableSize: ${formatAddress(p)} has been freed`, p);
+    }
+    return 32 << ((i32[ri + R_INFO]! >>> CLASS_SHIFT) & CLASS_MASK);
+  }
+
+  private freeLocal(p: number, ri: number, info: number): void {
+    const space = this.space;
+    const u32 = space.u32;
+    const i32 = space.i32;
+    u32[p >>> 2] = u32[ri + R_FREE]!;
+    i32[(p >>> 2) + 1] = FREED_MARK ^ p;
+    u32[ri + R_FREE] = p;
+    const live = i32[ri + R_LIVE]! - 1;
+    i32[ri + R_LIVE] = live;
+    if ((info & FLAG_CURRENT) !== 0 && live !== 0) return;
+    this.slabFreed(p, ri, info, live);
+  }
+
+  /** State changes after frees lowered a slab's live count to `live` (not the plain current-slab case). */
+  private slabFreed(p: number, ri: number, info: number, live: number): void {
+    const base = (p & this.arenaMask) >>> 0;
+    const u = (p - base) >>> UNIT_SHIFT;
+    const s = base + (u << UNIT_SHIFT);
+    const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+    if (live === 0) {
+      if ((info & FLAG_CURRENT) !== 0) {
+        // Reset in place: every object is free, so forget the list and bump from the start again.
+        this.space.u32[ri + R_FREE] = 0;
+        this.space.u32[ri + R_BUMP] = s;
+        return;
+      }
+      if ((info & FLAG_PARTIAL) !== 0) this.unlinkPartial(base, s, cls);
+      this.releaseSlab(base, u, this.space.i32[ri + R_SPAN]!);
+    } else if ((info & (FLAG_CURRENT | FLAG_PARTIAL)) === 0) {
+      this.pushPartial(base, s, cls);
+    }
+  }
+
+  private freeForeign(p: number, owner: number): void {
+    const space = this.space;
+    space.i32[(p >>> 2) + 1] = FREED_MARK ^ p;
+    if (owner >= this.chainHead.length) this.growChains(owner);
+    space.u32[p >>> 2] = this.chainHead[owner]!;
+    this.chainHead[owner] = p;
+    const n = ++this.chainCount[owner]!;
+    if (n === 1) this.notePending(owner);
+    if (n >= CHAIN_FLUSH) this.flushChain(owner);
+  }
+
+  /** Grows the chain map (indexed by owner slot) by doubling until `owner` fits; pending chains are kept. */
+  private growChains(owner: number): void {
+    let cap = this.chainHead.length;
+    while (cap <= owner) cap *= 2;
+    const head = new Uint32Array(cap);
+    head.set(this.chainHead);
+    const count = new Int32Array(cap);
+    count.set(this.chainCount);
+    this.chainHead = head;
+    this.chainCount = count;
+  }
+
+  /** Capacity of the chain map (for tests and stats). */
+  get chainMapSize(): number {
+    return this.chainHead.length;
+  }
+
+  private notePending(owner: number): void {
+    if (this.pendingCount === this.pendingOwners.length) {
+      const grown = new Int32Array(this.pendingOwners.length * 2);
+      grown.set(this.pendingOwners);
+      this.pendingOwners = grown;
+    }
+    this.pendingOwners[this.pendingCount++] = owner;
+  }
+
+  /** Flushes every pending chain to its owner's inbox. Returns the objects sent. */
+  flushChains(): number {
+    let sent = 0;
+    for (let i = 0; i < this.pendingCount; i++) {
+      const owner = this.pendingOwners[i]!;
+      if (this.chainCount[owner]! > 0) sent += this.flushChain(owner);
+    }
+    this.pendingCount = 0;
+    return sent;
+  }
+
+  /**
+   * Sends the chain for `owner` home: groups its objects by slab, writes one run per slab (members linked
+   * through word 0; the tail holds next run, first member, length), links the runs tail to tail and pushes
+   * the whole list onto the owner's inbox with one CAS.
+   */
+  private flushChain(owner: number): number {
+    const u32 = this.space.u32;
+    const list = this.scratch;
+    let n = 0;
+    for (let p = this.chainHead[owner]!; p !== 0; p = u32[p >>> 2]!) list[n++] = p;
+    this.chainHead[owner] = 0;
+    this.chainCount[owner] = 0;
+    // Insertion sort by address: members of one slab become adjacent (n <= 32).
+    for (let i = 1; i < n; i++) {
+      const v = list[i]!;
+      let j = i - 1;
+      while (j >= 0 && list[j]! > v) {
+        list[j + 1] = list[j]!;
+        j--;
+      }
+      list[j + 1] = v;
+    }
+    let firstTail = 0;
+    let prevTail = 0;
+    let i = 0;
+    while (i < n) {
+      const first = list[i]!;
+      const key = first >>> UNIT_SHIFT;
+      let j = i;
+      while (j + 1 < n && list[j + 1]! >>> UNIT_SHIFT === key) {
+        u32[list[j]! >>> 2] = list[j + 1]!;
+        j++;
+      }
+      const tail = list[j]!;
+      const tw = tail >>> 2;
+      u32[tw + 1] = first;
+      u32[tw + 2] = j - i + 1;
+      if (prevTail !== 0) u32[prevTail >>> 2] = tail;
+      else firstTail = tail;
+      prevTail = tail;
+      i = j + 1;
+    }
+    this.registry.pushInbox(owner, firstTail, prevTail);
+    return n;
+  }
+
+  // ---- drain -------------------------------------------------------------------------------------
+
+  /**
+   * Takes this agent's inbox with one exchange and splices every run onto its slab's free list, after
+   * checking it (SPEC section 6). Returns the objects reclaimed.
+   * @throws HeapError CORRUPTION for a run that fails a check; runs before it are already reclaimed.
+   */
+  drain(): number {
+    if (this.slot === 0) return 0;
+    let run = this.registry.takeInbox(this.slot) >>> 0;
+    let reclaimed = 0;
+    while (run !== 0) {
+      const next = this.space.u32[run >>> 2]!;
+      reclaimed += this.reclaimRun(run);
+      run = next;
+    }
+    return reclaimed;
+  }
+
+  private reclaimRun(tail: number): number {
+    const space = this.space;
+    if ((tail & 31) !== 0) badRun(tail, 'the tail is not aligned to 32 bytes');
+    if (tail + 12 > space.viewBytes && !space.covers(tail + 12)) badRun(tail, 'the tail lies outside the heap');
+    const base = (tail & this.arenaMask) >>> 0;
+    const i32 = space.i32;
+    const u32 = space.u32;
+    const hb = base >>> 2;
+    if (i32[hb + A_MAGIC] !== ARENA_MAGIC || (i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) badRun(tail, 'it is not in an arena');
+    if (i32[hb + A_KIND_OWNER]! >>> 8 !== this.slot) badRun(tail, `its arena belongs to owner ${i32[hb + A_KIND_OWNER]! >>> 8}, not ${this.slot}`);
+    const u = (tail - base) >>> UNIT_SHIFT;
+    if (u < HEADER_UNITS) badRun(tail, 'the tail lies in the arena header');
+    const ri = recordIndex(base, u);
+    const info = i32[ri + R_INFO]!;
+    if ((info & STATE_MASK) !== STATE_HEAD) badRun(tail, 'the tail does not sit in a head unit');
+    const size = 32 << ((info >>> CLASS_SHIFT) & CLASS_MASK);
+    const s = base + (u << UNIT_SHIFT);
+    const bump = u32[ri + R_BUMP]!;
+    const capacity = (i32[ri + R_SPAN]! << UNIT_SHIFT) / size;
+    const first = u32[(tail >>> 2) + 1]!;
+    const length = i32[(tail >>> 2) + 2]!;
+    if (capacity === 1 && (length !== 1 || first !== s)) badRun(tail, 'a block run must have length 1 and start at the block');
+    if (length < 1 || length > capacity) badRun(tail, `its length ${length} is not 1..${capacity}`);
+    if (i32[ri + R_LIVE]! < length) badRun(tail, `its length ${length} is above the slab's live count ${i32[ri + R_LIVE]}`);
+    let m = first;
+    for (let k = 1; ; k++) {
+      if ((m - s) >>> 0 >= (bump - s) >>> 0 || ((m - s) & (size - 1)) !== 0) {
+        badRun(tail, `member ${formatAddress(m)} is outside its slab or misaligned for the ${size}-byte class`);
+      }
+      if (k === length) break;
+      m = u32[m >>> 2]!;
+    }
+    if (m !== tail) badRun(tail, 'its chain does not end at the tail');
+    // Checked: splice [first .. tail] onto the free list.
+    u32[tail >>> 2] = u32[ri + R_FREE]!;
+    i32[(tail >>> 2) + 1] = FREED_MARK ^ tail;
+    u32[ri + R_FREE] = first;
+    const live = i32[ri + R_LIVE]! - length;
+    i32[ri + R_LIVE] = live;
+    if ((info & FLAG_CURRENT) === 0 || live === 0) this.slabFreed(tail, ri, info, live);
+    return length;
+  }
+
+  // ---- slab and arena release --------------------------------------------------------------------
+
+  private releaseSlab(base: number, u: number, span: number): void {
+    const i32 = this.space.i32;
+    const hb = base >>> 2;
+    for (let k = u; k < u + span; k++) {
+      const rk = recordIndex(base, k);
+      i32[rk + R_INFO] = STATE_FREE;
+      i32[rk + R_SPAN] = 0;
+      i32[hb + A_UNIT_BITS + (k >>> 5)] &= ~(1 << (k & 31));
+    }
+    const free = i32[hb + A_FREE_UNITS]! + span;
+    i32[hb + A_FREE_UNITS] = free;
+    if (u < i32[hb + A_HINT]!) i32[hb + A_HINT] = u;
+    const run = this.runAround(base, u, span);
+    if (run > i32[hb + A_RUN_BOUND]!) i32[hb + A_RUN_BOUND] = run;
+    if (span >= this.decommitSpan) {
+      this.space.decommit(base + (u << UNIT_SHIFT), span << UNIT_SHIFT);
+    } else {
+      for (let k = u; k < u + span; k++) i32[hb + A_DIRTY_BITS + (k >>> 5)] |= 1 << (k & 31);
+      i32[hb + A_DIRTY_UNITS] += span;
+      if (i32[hb + A_DIRTY_UNITS]! >= this.sweepThreshold) this.sweep(base);
+    }
+    if (free === this.usableUnits) this.arenaEmptied(base);
+  }
+
+  /** Length of the free run that holds units [u, u + span). */
+  private runAround(base: number, u: number, span: number): number {
+    const i32 = this.space.i32;
+    const hb = base >>> 2;
+    let lo = u;
+    while (lo > HEADER_UNITS && (i32[hb + A_UNIT_BITS + ((lo - 1) >>> 5)]! & (1 << ((lo - 1) & 31))) === 0) lo--;
+    let hi = u + span;
+    while (hi < this.units && (i32[hb + A_UNIT_BITS + (hi >>> 5)]! & (1 << (hi & 31))) === 0) hi++;
+    return hi - lo;
+  }
+
+  /** Decommits every dirty unit of the arena, run by run. Returns the units decommitted. */
+  sweep(base: number): number {
+    const i32 = this.space.i32;
+    const hb = base >>> 2;
+    let swept = 0;
+    let u = HEADER_UNITS;
+    while (u < this.units) {
+      if ((i32[hb + A_DIRTY_BITS + (u >>> 5)]! & (1 << (u & 31))) === 0) {
+        u++;
+        continue;
+      }
+      const start = u;
+      while (u < this.units && (i32[hb + A_DIRTY_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0) {
+        i32[hb + A_DIRTY_BITS + (u >>> 5)] &= ~(1 << (u & 31));
+        u++;
+      }
+      this.space.decommit(base + (start << UNIT_SHIFT), (u - start) << UNIT_SHIFT);
+      swept += u - start;
+    }
+    this.space.i32[hb + A_DIRTY_UNITS] = 0;
+    return swept;
+  }
+
+  /** An arena of this agent has no slab left: keep it as the one spare (header pages only), or release it. */
+  private arenaEmptied(base: number): void {
+    this.sweep(base);
+    const i32 = this.space.i32;
+    let empties = 0;
+    for (const a of this.arenas) if (i32[(a >>> 2) + A_FREE_UNITS] === this.usableUnits) empties++;
+    if (empties > 1) this.releaseArena(base);
+  }
+
+  /** Gives an empty arena back to its region: its magic is cleared first so stale pointers are refused. */
+  private releaseArena(base: number): void {
+    const at = this.arenas.indexOf(base);
+    if (at >= 0) this.arenas.splice(at, 1);
+    Atomics.store(this.space.i32, (base >>> 2) + A_MAGIC, 0);
+    this.regions.releaseArena(base);
+  }
+
+  // ---- partial lists and flags -------------------------------------------------------------------
+
+  private pushPartial(base: number, s: number, cls: number): void {
+    const u32 = this.space.u32;
+    const hi = (base >>> 2) + A_PARTIAL + cls;
+    const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+    const head = u32[hi]!;
+    u32[ri + R_PNEXT] = head;
+    u32[ri + R_PPREV] = 0;
+    if (head !== 0) u32[recordIndex(base, (head - base) >>> UNIT_SHIFT) + R_PPREV] = s;
+    u32[hi] = s;
+    this.space.i32[ri + R_INFO] |= FLAG_PARTIAL;
+  }
+
+  private unlinkPartial(base: number, s: number, cls: number): void {
+    const u32 = this.space.u32;
+    const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+    const next = u32[ri + R_PNEXT]!;
+    const prev = u32[ri + R_PPREV]!;
+    if (prev !== 0) u32[recordIndex(base, (prev - base) >>> UNIT_SHIFT) + R_PNEXT] = next;
+    else u32[(base >>> 2) + A_PARTIAL + cls] = next;
+    if (next !== 0) u32[recordIndex(base, (next - base) >>> UNIT_SHIFT) + R_PPREV] = prev;
+    u32[ri + R_PNEXT] = 0;
+    u32[ri + R_PPREV] = 0;
+    this.space.i32[ri + R_INFO] &= ~FLAG_PARTIAL;
+  }
+
+  private setFlags(s: number, set: number, clear: number): void {
+    const base = (s & this.arenaMask) >>> 0;
+    const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+    const i32 = this.space.i32;
+    i32[ri + R_INFO] = (i32[ri + R_INFO]! & ~clear) | set;
+  }
+
+  private corruptLink(p: number, next: number, s: number): never {
+    throw new HeapError(
+      'CORRUPTION',
+      `free list of the slab at ${formatAddress(s)} is corrupted: ${formatAddress(p)} links to ${formatAddress(next)}`,
+      p,
+    );
+  }
+
+  // ---- inspection --------------------------------------------------------------------------------
+
+  /** Objects waiting in this agent's chains. */
+  pendingChainObjects(): number {
+    let n = 0;
+    for (let i = 0; i < this.chainCount.length; i++) n += this.chainCount[i]!;
+    return n;
+  }
+
+  /** This agent's arenas, counted. */
+  stats(): ArenaStats {
+    const perClass: ClassStats[] = [];
+    for (let c = 0; c < CLASS_COUNT; c++) perClass.push({ size: 32 << c, slabs: 0, live: 0, free: 0 });
+    const i32 = this.space.i32;
+    let used = 0;
+    let dirty = 0;
+    let liveBytes = 0;
+    for (const base of this.arenas) {
+      const hb = base >>> 2;
+      used += this.usableUnits - i32[hb + A_FREE_UNITS]!;
+      dirty += i32[hb + A_DIRTY_UNITS]!;
+      for (let u = HEADER_UNITS; u < this.units; u++) {
+        const ri = recordIndex(base, u);
+        const info = i32[ri + R_INFO]!;
+        if ((info & STATE_MASK) !== STATE_HEAD) continue;
+        const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+        const size = 32 << cls;
+        const live = i32[ri + R_LIVE]!;
+        const cap = (i32[ri + R_SPAN]! << UNIT_SHIFT) / size;
+        const c = perClass[cls]!;
+        c.slabs++;
+        c.live += live;
+        c.free += cap - live;
+        liveBytes += live * size;
+      }
+    }
+    return {
+      ownerSlot: this.slot,
+      arenas: this.arenas.length,
+      liveBytes,
+      usedUnits: used,
+      dirtyUnits: dirty,
+      pendingChainObjects: this.pendingChainObjects(),
+      perClass,
+    };
+  }
+
+  /**
+   * Walks every arena this agent owns and validates its invariants: header, bitmaps and counts, unit
+   * records, every free list (inside its slab, aligned, below the bump, no cycle), live counts, partial
+   * lists and the current slabs. Other agents' arenas get the header checks their owners cannot race with.
+   * @throws HeapError CORRUPTION naming the first broken invariant.
+   */
+  check(): void {
+    const space = this.space;
+    for (const base of this.regions.carvedArenas()) {
+      if (!space.covers(base + 64)) continue; // carved elsewhere, header not committed yet
+      const i32 = space.i32;
+      const hb = base >>> 2;
+      const magic = Atomics.load(i32, hb + A_MAGIC);
+      if (magic === 0) continue; // being laid out, or not an arena of this tier
+      if (magic !== ARENA_MAGIC) throw corrupt(base, `bad magic ${magic}`);
+      if ((i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) throw corrupt(base, 'bad kind');
+      if (i32[hb + A_UNITS] !== this.units) throw corrupt(base, `unit count ${i32[hb + A_UNITS]}`);
+    }
+    for (const base of this.arenas) this.checkArena(base);
+    for (let cls = 0; cls < CLASS_COUNT; cls++) {
+      const s = this.current[cls]!;
+      if (s === 0) continue;
+      const base = (s & this.arenaMask) >>> 0;
+      const info = space.i32[recordIndex(base, (s - base) >>> UNIT_SHIFT) + R_INFO]!;
+      if ((info & FLAG_CURRENT) === 0 || ((info >>> CLASS_SHIFT) & CLASS_MASK) !== cls || (info & STATE_MASK) !== STATE_HEAD) {
+        throw corrupt(s, `current slab of class ${cls} has info ${info}`);
+      }
+    }
+  }
+
+  private checkArena(base: number): void {
+    const i32 = this.space.i32;
+    const u32 = this.space.u32;
+    const hb = base >>> 2;
+    if (i32[hb + A_MAGIC] !== ARENA_MAGIC) throw corrupt(base, 'own arena lost its magic');
+    if (i32[hb + A_KIND_OWNER]! >>> 8 !== this.slot) throw corrupt(base, `owner ${i32[hb + A_KIND_OWNER]! >>> 8}, expected ${this.slot}`);
+    let free = 0;
+    let dirty = 0;
+    let longest = 0;
+    let run = 0;
+    for (let u = 0; u < this.units; u++) {
+      const inUse = (i32[hb + A_UNIT_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
+      const isDirty = (i32[hb + A_DIRTY_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
+      if (u < HEADER_UNITS) {
+        if (!inUse) throw corrupt(base, `header unit ${u} marked free`);
+        continue;
+      }
+      const state = i32[recordIndex(base, u) + R_INFO]! & STATE_MASK;
+      if (inUse === (state === STATE_FREE)) throw corrupt(base, `unit ${u}: bitmap says ${inUse ? 'used' : 'free'}, record state ${state}`);
+      if (isDirty && inUse) throw corrupt(base, `unit ${u} is dirty and in use`);
+      if (!inUse) {
+        free++;
+        if (++run > longest) longest = run;
+      } else run = 0;
+      if (isDirty) dirty++;
+    }
+    if (free !== i32[hb + A_FREE_UNITS]) throw corrupt(base, `free units ${i32[hb + A_FREE_UNITS]}, counted ${free}`);
+    if (dirty !== i32[hb + A_DIRTY_UNITS]) throw corrupt(base, `dirty units ${i32[hb + A_DIRTY_UNITS]}, counted ${dirty}`);
+    if (longest > i32[hb + A_RUN_BOUND]!) throw corrupt(base, `run bound ${i32[hb + A_RUN_BOUND]} below a free run of ${longest}`);
+    const onPartial = new Set<number>();
+    for (let cls = 0; cls < CLASS_COUNT; cls++) {
+      let prev = 0;
+      let steps = 0;
+      for (let s = u32[hb + A_PARTIAL + cls]!; s !== 0; s = u32[recordIndex(base, (s - base) >>> UNIT_SHIFT) + R_PNEXT]!) {
+        if ((s & this.arenaMask) >>> 0 !== base || ++steps > this.units) throw corrupt(base, `partial list of class ${cls} is broken at ${formatAddress(s)}`);
+        const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+        const info = i32[ri + R_INFO]!;
+        if ((info & FLAG_PARTIAL) === 0 || ((info >>> CLASS_SHIFT) & CLASS_MASK) !== cls || u32[ri + R_PPREV] !== prev) {
+          throw corrupt(s, `partial slab of class ${cls} has inconsistent links or flags`);
+        }
+        onPartial.add(s);
+        prev = s;
+      }
+    }
+    for (let u = HEADER_UNITS; u < this.units; u++) {
+      const ri = recordIndex(base, u);
+      const info = i32[ri + R_INFO]!;
+      if ((info & STATE_MASK) !== STATE_HEAD) continue;
+      const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+      const size = 32 << cls;
+      const span = i32[ri + R_SPAN]!;
+      if (span !== spanOf(cls)) throw corrupt(base, `unit ${u}: span ${span} for class ${cls}`);
+      for (let k = 1; k < span; k++) {
+        const rk = recordIndex(base, u + k);
+        if ((i32[rk + R_INFO]! & STATE_MASK) !== STATE_CONT || i32[rk + R_SPAN] !== k) throw corrupt(base, `unit ${u + k}: bad continuation`);
+      }
+      const s = base + (u << UNIT_SHIFT);
+      const end = s + (span << UNIT_SHIFT);
+      const bump = u32[ri + R_BUMP]!;
+      if (bump < s || bump > end || (bump - s) % size !== 0) throw corrupt(s, `bump ${formatAddress(bump)} outside the slab`);
+      const capacity = (span << UNIT_SHIFT) / size;
+      let listed = 0;
+      for (let p = u32[ri + R_FREE]!; p !== 0; p = u32[p >>> 2]!) {
+        if (p < s || p >= bump || ((p - s) & (size - 1)) !== 0) throw corrupt(s, `free list member ${formatAddress(p)} is outside the slab or misaligned`);
+        if (++listed > capacity) throw corrupt(s, 'free list has a cycle');
+      }
+      const live = i32[ri + R_LIVE]!;
+      const unbumped = (end - bump) / size;
+      if (live < 0 || live + listed + unbumped !== capacity) {
+        throw corrupt(s, `live ${live} + free ${listed} + unbumped ${unbumped} != capacity ${capacity}`);
+      }
+      const partial = (info & FLAG_PARTIAL) !== 0;
+      if (partial !== onPartial.has(s)) throw corrupt(s, 'partial flag does not match the partial list');
+      if ((info & FLAG_CURRENT) !== 0 && this.current[cls] !== s) throw corrupt(s, 'marked current but is not');
+      if (partial && (live === 0 || live === capacity)) throw corrupt(s, `on the partial list with ${live} of ${capacity} live`);
+    }
+  }
+}
+
+function badRun(tail: number, why: string): never {
+  throw new HeapError('CORRUPTION', `inbox run at ${formatAddress(tail)}: ${why}`, tail);
+}
+
+function corrupt(at: number, why: string): HeapError {
+  return new HeapError('CORRUPTION', `arena check failed at ${formatAddress(at)}: ${why}`, at);
+}
+
+function badSize(size: unknown): RangeError {
+  const shown = typeof size === 'string' ? JSON.stringify(size) : String(size);
+  return new RangeError(`size must be an integer from 0 to ${MAX_CLASS_SIZE} bytes, got ${shown}`);
+}

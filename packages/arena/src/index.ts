@@ -1,0 +1,24 @@
+/**
+ * @packageDocumentation
+ * `@paddock/arena`: the arena layer. An agent carves arenas (8 MiB, or 2 MiB for small heaps) from the
+ * shared regions and cuts them into 16 KiB units; a slab of one size class (32 B to 1 MiB) takes one
+ * unit, or 2-64 units for the block classes. The owner allocates from its current slab (free list, then
+ * bump), refills from its inbox, its partial slabs, a new slab, a new arena. Another agent never touches
+ * an owner's lists: it batches its frees per owner and pushes them, one run per slab, onto the owner's
+ * inbox with one CAS; the owner checks every run before it splices it back. Nothing sits in front of an
+ * object: `p & ~(arenaBytes - 1)` finds its arena, and the arena's header finds the rest.
+ *
+ * See docs/design/arena.md.
+ */
+export { ArenaHeap, CHAIN_FLUSH, CHAIN_MAP_INITIAL, spanOf, type ArenaStats, type ClassStats } from './arena-heap.js';
+export { CLASS_COUNT, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize } from './size-class.js';
+export {
+  ARENA_MAGIC,
+  FREED_MARK,
+  HEADER_UNITS,
+  KIND_ARENA,
+  RECORD_BYTES,
+  UNIT,
+  UNIT_SHIFT,
+  recordIndex,
+} from './layout.js';

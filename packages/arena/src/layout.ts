@@ -1,0 +1,71 @@
+/**
+ * Where everything lives inside an arena. An arena is `arenaBytes` (8 MiB, or 2 MiB in the small
+ * geometry) aligned to its size, so `p & ~(arenaBytes - 1)` finds it with no memory read. It is cut into
+ * 16 KiB units; units 0 and 1 hold the header and the per-unit records, and nothing sits in front of an
+ * object. All of it is in the shared buffer, so any agent (a foreign freer, a reaper) can read it.
+ *
+ * Header (unit 0), 32-bit words from the arena's base:
+ *   0  kind | owner slot << 8   (the first word a foreign free reads)
+ *   1  magic                    (cleared before the arena is released)
+ *   2  free units               3  longest-run bound   4  first-fit hint (lowest unit that may be free)
+ *   5  dirty units              6  next arena of the same owner (0 ends)   7  units per arena
+ *   8..23   partial-slab list head per class (slab address, 0 = empty)
+ *   24..39  unit bitmap (bit set = unit in use; units 0 and 1 always set)
+ *   40..55  dirty bitmap (free units still committed, waiting for a sweep)
+ *
+ * Per-unit record (unit 1, 32 bytes each, record u at base + 16 KiB + 32 u):
+ *   0 free list head   1 bump (next never-used address)   2 live count
+ *   3 info: state (bits 0-1) | class << 2 | flags   4 span in units (head) or units back to the head (continuation)
+ *   5 next slab on the partial list   6 previous slab on the partial list   7 reserved
+ */
+
+export const UNIT_SHIFT = 14;
+/** 16 KiB. */
+export const UNIT = 1 << UNIT_SHIFT;
+/** Units taken by the header and the records. */
+export const HEADER_UNITS = 2;
+export const RECORD_BYTES = 32;
+
+export const KIND_ARENA = 1;
+export const ARENA_MAGIC = 0x4e524150 | 0; // 'PARN'
+/** Marker written into word 1 of a freed object, xor its address: a second free of it is caught. */
+export const FREED_MARK = 0x46524545 | 0; // 'FREE'
+
+// Header words (Int32 index offsets from base >>> 2).
+export const A_KIND_OWNER = 0;
+export const A_MAGIC = 1;
+export const A_FREE_UNITS = 2;
+export const A_RUN_BOUND = 3;
+export const A_HINT = 4;
+export const A_DIRTY_UNITS = 5;
+export const A_NEXT_ARENA = 6;
+export const A_UNITS = 7;
+export const A_PARTIAL = 8;
+export const A_UNIT_BITS = 24;
+export const A_DIRTY_BITS = 40;
+
+// Record words.
+export const R_FREE = 0;
+export const R_BUMP = 1;
+export const R_LIVE = 2;
+export const R_INFO = 3;
+export const R_SPAN = 4;
+export const R_PNEXT = 5;
+export const R_PPREV = 6;
+
+// Record info.
+export const STATE_MASK = 3;
+export const STATE_FREE = 0;
+export const STATE_HEAD = 1;
+export const STATE_CONT = 2;
+export const CLASS_SHIFT = 2;
+export const CLASS_MASK = 31;
+/** The slab is on its arena's partial list. */
+export const FLAG_PARTIAL = 1 << 8;
+/** The slab is its owner's current slab for its class. */
+export const FLAG_CURRENT = 1 << 9;
+
+/** Int32 index of record `u` of the arena at `base`. */
+export function recordIndex(base: number, u: number): number {
+  return (base + UNIT + u * RECORD_BYTES) >>> 2;
+}

@@ -1,0 +1,22 @@
+/**
+ * Size classes: class i holds objects of 32 << i bytes, 32 B (class 0) to 1 MiB (class 15).
+ * Classes 0-9 live in one-unit slabs (512 ... 1 objects of a 16 KiB unit); classes 10-15 are single
+ * objects spanning 2-64 units. A slab that holds one object is a "block".
+ */
+
+/** Bytes of the smallest class; a run header (three words) must fit in one object. */
+export const MIN_OBJECT = 32;
+/** Number of classes. */
+export const CLASS_COUNT = 16;
+/** Largest size served by a class (1 MiB). */
+export const MAX_CLASS_SIZE = MIN_OBJECT << (CLASS_COUNT - 1);
+
+/** Class of a request of `size` bytes (1 <= size <= 1 MiB): 0 for size <= 32, else ceil(log2 size) - 5. */
+export function classIndex(size: number): number {
+  return size <= MIN_OBJECT ? 0 : 27 - Math.clz32(size - 1);
+}
+
+/** Object size of class `cls`. */
+export function classSize(cls: number): number {
+  return MIN_OBJECT << cls;
+}

@@ -1,0 +1,125 @@
+// Frees by agents that do not own the block: chains, runs, inbox, drain. Agents here share one thread;
+// the worker versions of these protocols are in @paddock/allocator's tests.
+import { describe, expect, it } from 'vitest';
+import { CHAIN_FLUSH, CHAIN_MAP_INITIAL } from '../src/index.js';
+import { KiB, makeHeap } from './agents.js';
+
+/** Counts the runs waiting in an owner's inbox without taking them. */
+function inboxRuns(heap: ReturnType<typeof makeHeap>, slot: number): number[] {
+  const space = heap.space;
+  space.refresh();
+  const lengths: number[] = [];
+  for (let run = space.u32[heap.registry.inboxAddress(slot) >>> 2]!; run !== 0; run = space.u32[run >>> 2]!) {
+    lengths.push(space.i32[(run >>> 2) + 2]!);
+  }
+  return lengths;
+}
+
+describe('cross-agent frees', () => {
+  it('a foreign agent frees a full 32 B slab; the owner drains it and re-carves its base', () => {
+    const heap = makeHeap();
+    const owner = heap.agent();
+    const freer = heap.agent();
+    const slab: number[] = [];
+    for (let k = 0; k < 512; k++) slab.push(owner.malloc(32));
+    owner.malloc(32); // the next slab is current; the first is full
+    for (const p of slab) freer.free(p);
+    expect(freer.slot).toBe(0); // an agent that only frees takes no owner slot
+    expect(freer.pendingChainObjects()).toBe(0); // 512 = 16 flushes of 32
+    expect(inboxRuns(heap, owner.slot)).toEqual(new Array(16).fill(32));
+    expect(owner.drain()).toBe(512);
+    owner.check();
+    expect(owner.stats().perClass[0]!.slabs).toBe(1);
+    expect(owner.malloc(16 * KiB)).toBe(slab[0]); // the released unit is the lowest free one again
+    owner.check();
+  });
+
+  it('a drain re-serves a delivered address', () => {
+    const heap = makeHeap();
+    const owner = heap.agent();
+    const freer = heap.agent();
+    const p = owner.malloc(64);
+    owner.malloc(64);
+    freer.free(p);
+    expect(owner.drain()).toBe(0); // still in the freer's chain
+    expect(freer.flushChains()).toBe(1);
+    expect(owner.drain()).toBe(1);
+    expect(owner.malloc(64)).toBe(p);
+    owner.check();
+  });
+
+  it('the allocation slow path drains the inbox before it takes a new slab', () => {
+    const heap = makeHeap();
+    const owner = heap.agent();
+    const freer = heap.agent();
+    const all: number[] = [];
+    for (let k = 0; k < 512; k++) all.push(owner.malloc(32)); // current slab now exhausted
+    for (let k = 0; k < CHAIN_FLUSH; k++) freer.free(all[k]!);
+    const next = owner.malloc(32); // slow path: drain refills the exhausted slab
+    expect(all.slice(0, CHAIN_FLUSH)).toContain(next);
+    expect(owner.stats().perClass[0]!.slabs).toBe(1);
+    owner.check();
+  });
+
+  it('3 owners and one freeing agent: every object goes home', () => {
+    const heap = makeHeap();
+    const owners = [heap.agent(), heap.agent(), heap.agent()];
+    const freer = heap.agent();
+    const blocks = owners.map((o) => Array.from({ length: 300 }, (_, k) => o.malloc(32 + (k % 7) * 40)));
+    for (let k = 0; k < 300; k++) for (const list of blocks) freer.free(list[k]!);
+    freer.flushChains();
+    expect(freer.pendingChainObjects()).toBe(0);
+    owners.forEach((o) => {
+      expect(o.drain()).toBe(300);
+      expect(o.stats().perClass.reduce((n, c) => n + c.live, 0)).toBe(0);
+      o.check();
+    });
+  });
+
+  it('objects interleaved from 3 slabs make one batch of 3 runs', () => {
+    const heap = makeHeap();
+    const owner = heap.agent();
+    const freer = heap.agent();
+    const classes = [32, 64, 128];
+    const objs = classes.map((size) => Array.from({ length: 11 }, () => owner.malloc(size)));
+    const interleaved: number[] = [];
+    for (let k = 0; k < 11; k++) for (const list of objs) interleaved.push(list[k]!);
+    for (const p of interleaved.slice(0, CHAIN_FLUSH)) freer.free(p); // 32 objects: one flush
+    expect(inboxRuns(heap, owner.slot).sort((x, y) => x - y)).toEqual([10, 11, 11]);
+    expect(owner.drain()).toBe(CHAIN_FLUSH);
+    owner.check();
+    const live = owner.stats().perClass;
+    expect(live[0]!.live + live[1]!.live + live[2]!.live).toBe(1);
+  });
+
+  it('frees to 76 owners grow the chain map while chains are pending, and every object arrives', () => {
+    const heap = makeHeap();
+    const owners = Array.from({ length: 76 }, () => heap.agent());
+    const objs = owners.map((o) => Array.from({ length: 5 }, () => o.malloc(48)));
+    expect(owners[75]!.slot).toBeGreaterThanOrEqual(CHAIN_MAP_INITIAL);
+    const freer = heap.agent();
+    expect(freer.chainMapSize).toBe(CHAIN_MAP_INITIAL);
+    for (let k = 0; k < 5; k++) for (const list of objs) freer.free(list[k]!);
+    expect(freer.chainMapSize).toBe(2 * CHAIN_MAP_INITIAL);
+    expect(freer.pendingChainObjects()).toBe(76 * 5);
+    expect(freer.flushChains()).toBe(76 * 5);
+    for (const o of owners) {
+      expect(o.drain()).toBe(5);
+      o.check();
+    }
+  });
+
+  it('a block freed by another agent comes home and is re-served at the same address', () => {
+    const heap = makeHeap();
+    const owner = heap.agent();
+    const freer = heap.agent();
+    const big = owner.malloc(256 * KiB);
+    owner.malloc(256 * KiB); // big is no longer the current block of its class
+    freer.free(big);
+    freer.flushChains();
+    expect(inboxRuns(heap, owner.slot)).toEqual([1]);
+    expect(owner.drain()).toBe(1);
+    expect(owner.malloc(256 * KiB)).toBe(big);
+    owner.check();
+  });
+});

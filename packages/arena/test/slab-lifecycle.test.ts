@@ -1,0 +1,155 @@
+// Slabs and arenas on one owner: bump order, partial list, release and re-carve, geometry.
+import { describe, expect, it } from 'vitest';
+import { HEADER_UNITS, UNIT, spanOf } from '../src/index.js';
+import { GiB, KiB, MiB, makeHeap } from './agents.js';
+
+describe('slab lifecycle', () => {
+  it('bumps 32 B objects at exact addresses, and the second slab starts 16 KiB on', () => {
+    const heap = makeHeap();
+    const a = heap.agent();
+    const first = a.malloc(32);
+    const arena = heap.regions.arenaBase(first);
+    expect(first).toBe(arena + HEADER_UNITS * UNIT); // the first unit after the header
+    for (let k = 1; k < 512; k++) expect(a.malloc(32)).toBe(first + 32 * k);
+    expect(a.malloc(1)).toBe(first + 16 * KiB);
+    a.check();
+  });
+
+  it('a freed object from a full slab returns through the partial list', () => {
+    const heap = makeHeap();
+    const a = heap.agent();
+    const full: number[] = [];
+    for (let k = 0; k < 512; k++) full.push(a.malloc(32));
+    const second: number[] = [];
+    for (let k = 0; k < 100; k++) second.push(a.malloc(32));
+    a.free(full[5]!);
+    a.check();
+    expect(a.stats().perClass[0]).toMatchObject({ slabs: 2, live: 611 });
+    for (let k = 100; k < 512; k++) second.push(a.malloc(32)); // fill the current slab
+    expect(a.malloc(32)).toBe(full[5]); // next comes from the partial slab
+    a.check();
+  });
+
+  it('a fully freed slab is released and re-carved for the 16 KiB class', () => {
+    const heap = makeHeap();
+    const a = heap.agent();
+    const slab: number[] = [];
+    for (let k = 0; k < 512; k++) slab.push(a.malloc(32));
+    a.malloc(32); // a second slab becomes current
+    for (const p of slab) a.free(p);
+    a.check();
+    expect(a.stats().perClass[0]!.slabs).toBe(1);
+    const block = a.malloc(16 * KiB);
+    expect(block).toBe(slab[0]);
+    a.check();
+  });
+
+  it('a slab whose last object is freed while current is reset in place', () => {
+    const heap = makeHeap();
+    const a = heap.agent();
+    const p = a.malloc(100);
+    const q = a.malloc(100);
+    a.free(q);
+    a.free(p);
+    expect(a.malloc(128)).toBe(p);
+    expect(a.malloc(128)).toBe(q);
+    a.check();
+  });
+
+  it('multi-unit block classes span 2 to 64 units and are placed from the top of the arena down', () => {
+    const heap = makeHeap();
+    const a = heap.agent();
+    expect([9, 10, 11, 15].map(spanOf)).toEqual([1, 2, 4, 64]);
+    const small = a.malloc(32);
+    const arena = heap.regions.arenaBase(small);
+    const block = a.malloc(1 * MiB);
+    expect(block).toBe(arena + 8 * MiB - 1 * MiB);
+    const b2 = a.malloc(32 * KiB + 1); // 64 KiB class
+    expect(b2).toBe(block - 64 * KiB);
+    expect(a.usableSize(b2)).toBe(64 * KiB);
+    a.check();
+  });
+});
+
+describe('arena geometry', () => {
+  it('an 8 MiB arena has 510 usable units, and the newest arena fills first', () => {
+    const heap = makeHeap(2 * GiB);
+    expect(heap.regions.geometry.arenaBytes).toBe(8 * MiB);
+    const a = heap.agent();
+    const blocks: number[] = [];
+    for (let k = 0; k < 510; k++) blocks.push(a.malloc(16 * KiB));
+    const first = heap.regions.arenaBase(blocks[0]!);
+    expect(new Set(blocks.map((p) => heap.regions.arenaBase(p))).size).toBe(1);
+    expect(a.ownArenas()).toEqual([first]);
+    const next = a.malloc(16 * KiB);
+    const second = heap.regions.arenaBase(next);
+    expect(second).not.toBe(first);
+    a.free(blocks[200]!); // a unit frees up in the older arena
+    a.free(next);
+    a.check();
+    const again = a.malloc(16 * KiB);
+    expect(heap.regions.arenaBase(again)).toBe(second); // the newest arena serves first
+    a.check();
+  });
+
+  it('a 2 MiB arena (small heaps) has 126 usable units', () => {
+    const heap = makeHeap(256 * MiB);
+    const a = heap.agent();
+    const blocks: number[] = [];
+    for (let k = 0; k < 127; k++) blocks.push(a.malloc(16 * KiB));
+    expect(new Set(blocks.slice(0, 126).map((p) => heap.regions.arenaBase(p))).size).toBe(1);
+    expect(heap.regions.arenaBase(blocks[126]!)).not.toBe(heap.regions.arenaBase(blocks[0]!));
+  });
+
+  it('the longest-run bound falls when a span search fails and recovers on release', () => {
+    const heap = makeHeap(2 * GiB);
+    const a = heap.agent();
+    // Fill the arena with 16 KiB blocks, then free every other one: 255 free units, no two adjacent.
+    const blocks: number[] = [];
+    for (let k = 0; k < 510; k++) blocks.push(a.malloc(16 * KiB));
+    const arena = heap.regions.arenaBase(blocks[0]!);
+    for (let k = 0; k < 510; k += 2) a.free(blocks[k]!);
+    const runBound = () => (heap.space.refresh(), heap.space.i32[(arena >>> 2) + 3]);
+    expect(runBound()).toBe(510); // an upper bound: no search has failed yet
+    const big = a.malloc(64 * KiB); // needs 4 adjacent units: not in the first arena
+    expect(heap.regions.arenaBase(big)).not.toBe(arena);
+    a.free(big); // the 64 KiB class's current slab: reset in place, it keeps its 4 units
+    // Fill the rest of the second arena so the next block can only go to the first one.
+    const second = heap.regions.arenaBase(big);
+    const filler: number[] = [];
+    for (let k = 0; k < 506; k++) filler.push(a.malloc(16 * KiB));
+    expect(filler.every((p) => heap.regions.arenaBase(p) === second)).toBe(true);
+    expect(runBound()).toBe(1);
+    a.check();
+    // Freeing block 1 joins units 2-4 into a run of 3; the bound must let a 32 KiB search back in,
+    // which takes the highest two units of that run.
+    a.free(blocks[1]!);
+    expect(runBound()).toBe(3);
+    const again = a.malloc(32 * KiB);
+    expect(again).toBe(blocks[1]);
+    expect(a.ownArenas()).toHaveLength(2);
+    a.check();
+  });
+
+  it('an emptied arena is kept as the one spare with only its header committed; a second is released', () => {
+    const heap = makeHeap(2 * GiB, 3, 'native');
+    const a = heap.agent();
+    const blocks: number[] = [];
+    for (let k = 0; k < 1020; k++) blocks.push(a.malloc(16 * KiB)); // two full arenas
+    const [first, second] = a.ownArenas();
+    expect(a.ownArenas()).toHaveLength(2);
+    a.malloc(16 * KiB); // the class's current block now sits in a third arena
+    const committedFull = heap.space.committedBytes;
+    for (const p of blocks.slice(0, 510)) a.free(p);
+    expect(a.ownArenas().slice(0, 2)).toEqual([first, second]);
+    expect(heap.space.isCommitted(first!, HEADER_UNITS * UNIT)).toBe(true);
+    expect(heap.space.isCommitted(first! + HEADER_UNITS * UNIT, 8 * MiB - HEADER_UNITS * UNIT)).toBe(false);
+    expect(committedFull - heap.space.committedBytes).toBe(510 * UNIT);
+    for (const p of blocks.slice(510)) a.free(p);
+    expect(a.ownArenas()).toHaveLength(2);
+    expect(a.ownArenas()).toContain(first);
+    expect(heap.regions.isCarved(second!)).toBe(false);
+    expect(heap.space.isCommitted(second!, 4096)).toBe(false);
+    a.check();
+  });
+});
