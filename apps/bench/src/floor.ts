@@ -1,0 +1,65 @@
+/**
+ * The floor: the least any JavaScript allocator can cost. Segregated power-of-two free lists over one
+ * typed array, and nothing else: no header in front of a block, no per-slab record, no thread cache,
+ * no checks. A block's size is rounded up to a power of two (at least 32 B); a free block's first
+ * word links it to the next free block of its class; a bump pointer carves blocks that were never
+ * used. It cannot return memory, cannot move a block between classes, and its `free` needs the size
+ * because nothing records it. Any real allocator does more work than this per operation.
+ */
+import type { Adapter } from './adapter.js';
+
+/** Classes 0..15 hold 32 B .. 1 MiB blocks, like Paddock's. */
+const CLASS_COUNT = 16;
+/** Offset 0 is null, so carving starts one minimum block in. */
+const FIRST_BLOCK = 32;
+
+export class FloorAdapter implements Adapter {
+  readonly name = 'floor';
+  private i32 = new Int32Array(0);
+  private heads = new Int32Array(CLASS_COUNT);
+  private bump = FIRST_BLOCK;
+  private end = 0;
+
+  setup(maxBytes: number): void {
+    this.i32 = new Int32Array(new ArrayBuffer(maxBytes));
+    this.heads.fill(0);
+    this.bump = FIRST_BLOCK;
+    this.end = maxBytes;
+  }
+
+  malloc(size: number): number {
+    // class = ceil(log2 size) - 5, and 0 for size <= 32
+    const c = size <= 32 ? 0 : 27 - Math.clz32(size - 1);
+    const head = this.heads[c];
+    if (head !== 0) {
+      this.heads[c] = this.i32[head >> 2];
+      return head;
+    }
+    const p = this.bump;
+    const next = p + (32 << c);
+    if (next > this.end) return 0;
+    this.bump = next;
+    return p;
+  }
+
+  free(ptr: number, size: number): void {
+    const c = size <= 32 ? 0 : 27 - Math.clz32(size - 1);
+    this.i32[ptr >> 2] = this.heads[c];
+    this.heads[c] = ptr;
+  }
+
+  teardown(): void {
+    this.i32 = new Int32Array(0);
+    this.bump = FIRST_BLOCK;
+    this.end = 0;
+  }
+
+  bytes(): Uint8Array | null {
+    return new Uint8Array(this.i32.buffer);
+  }
+
+  /** Bytes carved so far (the bump pointer), for the self-check's bound. */
+  highWater(): number {
+    return this.bump;
+  }
+}

@@ -1,0 +1,545 @@
+/**
+ * @paddock/bench: Paddock side by side with its peers, in one run. `pnpm bench` at the root.
+ *
+ * Peers: `floor` (bare segregated free lists over a typed array, the least a JS allocator can cost),
+ * `thi.ng` (@thi.ng/malloc, the most used JS allocator) and `paddock` (@paddock/allocator, skipped
+ * with a reason while it cannot load). Workloads: `pair` (malloc(32)+free, LIFO) and `churn-<live>`
+ * (free a random live block, malloc a random 16..4096 B into its slot) at 1k, 4k, 16k and 64k live.
+ * Rounds are interleaved across peers, each batch on a fresh allocator instance; medians, min/max and
+ * ratios of the same run go to a table on stdout and, with every sample, to results/latest.json.
+ * Paddock's targets are checked here: a pair <= 10 ns; churn <= 1.5x the floor and below thi.ng.
+ *
+ * Options: --full (more rounds, longer sequences), --rounds N, --warmup N, --only name,name (peers
+ * and/or workloads), --json path, --seed N, --verify (self-check every peer and exit), --strict (exit 1
+ * when a target is not met).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Adapter } from './adapter.js';
+import { FloorAdapter } from './floor.js';
+import { loadPaddock, PaddockAdapter, ThingAdapter } from './peers.js';
+import {
+  type Cell,
+  CHURN_FLOOR_RATIO,
+  type Figures,
+  fmtCount,
+  fmtNs,
+  fmtRatio,
+  layout,
+  PAIR_LIMIT_NS,
+  ratio,
+  type Summary,
+  summarize,
+  targets,
+} from './report.js';
+import { collectGarbage, type Peer, runBatch } from './runner.js';
+import { FULL_CHECK, QUICK_CHECK, selfCheck } from './verify.js';
+import { churnWorkload, liveLabel, loopsFor, pairWorkload, type Workload } from './workloads.js';
+
+const MiB = 1024 * 1024;
+/** The floor's and thi.ng's buffer: 64k live blocks of up to 4 KiB need ~180 MiB (floor, rounded to
+ * powers of two) and ~135 MiB plus fragmentation (thi.ng). */
+const ARRAY_PEER_BYTES = 256 * MiB;
+/** Paddock's heap limit: a growable buffer, so this is a cap, not a commitment; its arenas and
+ * partially used slabs need headroom over the floor's figure. */
+const PADDOCK_BYTES = 1024 * MiB;
+const LIVE_COUNTS = [1024, 4096, 16384, 65536];
+const PEER_ORDER = ['floor', 'thi.ng', 'paddock'];
+/** A time-capped peer still runs at least this many ops a round. */
+const MIN_OPS = 16;
+
+interface Mode {
+  readonly name: 'quick' | 'full';
+  readonly rounds: number;
+  readonly warmup: number;
+  readonly pairOps: number;
+  readonly churnOps: (live: number) => number;
+  /** Time a peer may spend in one round of one workload; a slower peer runs a prefix. */
+  readonly budgetMs: number;
+}
+
+const QUICK: Mode = {
+  name: 'quick',
+  rounds: 7,
+  warmup: 2,
+  pairOps: 1_000_000,
+  churnOps: (live) => Math.max(200_000, 4 * live),
+  budgetMs: 250,
+};
+const FULL: Mode = {
+  name: 'full',
+  rounds: 21,
+  warmup: 3,
+  pairOps: 4_000_000,
+  churnOps: (live) => Math.max(1_000_000, 16 * live),
+  budgetMs: 1000,
+};
+
+interface Options {
+  mode: Mode;
+  rounds: number;
+  warmup: number;
+  only: string[] | null;
+  json: string;
+  seed: number;
+  verify: boolean;
+  strict: boolean;
+  touch: boolean;
+}
+
+const USAGE = `usage: node apps/bench/dist/main.js [--full] [--rounds N] [--warmup N] [--only name,name]
+                                   [--json path] [--seed N] [--verify] [--strict] [--no-touch]
+  --full        ${FULL.rounds} rounds, longer sequences, ${FULL.budgetMs} ms cap per peer and round (default: quick, ${QUICK.rounds} rounds, ${QUICK.budgetMs} ms)
+  --rounds N    measured rounds (after the warm-up rounds)
+  --warmup N    warm-up rounds, at least 1 (the first one calibrates the time cap)
+  --only LIST   peers (${PEER_ORDER.join(', ')}) and/or workloads (pair, churn, ${LIVE_COUNTS.map((l) => `churn-${liveLabel(l)}`).join(', ')})
+  --json PATH   where the JSON goes (default apps/bench/results/latest.json)
+  --seed N      PRNG seed of the operation sequences
+  --verify      run the long self-check on every peer and exit
+  --strict      exit 1 when a Paddock target is NOT MET
+  --no-touch    leave the prefilled blocks untouched (the timed churn then pays the first touch of
+                their pages)`;
+
+function fail(message: string): never {
+  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function parseArgs(argv: string[]): Options {
+  const defaultJson = fileURLToPath(new URL('../results/latest.json', import.meta.url));
+  const o: Options = {
+    mode: QUICK,
+    rounds: -1,
+    warmup: -1,
+    only: null,
+    json: defaultJson,
+    seed: 0x5eed,
+    verify: false,
+    strict: false,
+    touch: true,
+  };
+  const int = (name: string, v: string | undefined, min: number): number => {
+    const n = Number(v);
+    if (v === undefined || !Number.isInteger(n) || n < min) fail(`${name} needs an integer >= ${min}, got ${v}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    let arg = argv[i];
+    let value: string | undefined;
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('--') && eq > 0) {
+      value = arg.slice(eq + 1);
+      arg = arg.slice(0, eq);
+    }
+    const take = () => value ?? argv[++i];
+    switch (arg) {
+      case '--full':
+        o.mode = FULL;
+        break;
+      case '--rounds':
+        o.rounds = int(arg, take(), 1);
+        break;
+      case '--warmup':
+        o.warmup = int(arg, take(), 1);
+        break;
+      case '--only': {
+        const v = take();
+        if (!v) fail('--only needs a list of names');
+        o.only = v.split(',').map((s) => s.trim()).filter(Boolean);
+        break;
+      }
+      case '--json': {
+        const v = take();
+        if (!v) fail('--json needs a path');
+        o.json = resolve(v);
+        break;
+      }
+      case '--seed':
+        o.seed = int(arg, take(), 0);
+        break;
+      case '--verify':
+        o.verify = true;
+        break;
+      case '--strict':
+        o.strict = true;
+        break;
+      case '--no-touch':
+        o.touch = false;
+        break;
+      case '--help':
+      case '-h':
+        process.stdout.write(`${USAGE}\n`);
+        process.exit(0);
+        break;
+      default:
+        fail(`unknown option ${argv[i]}`);
+    }
+  }
+  if (o.rounds < 0) o.rounds = o.mode.rounds;
+  if (o.warmup < 0) o.warmup = o.mode.warmup;
+  return o;
+}
+
+/** Splits --only into a peer filter and a workload filter (null: no filter). */
+function selection(only: string[] | null): { peers: Set<string> | null; workloads: Set<string> | null } {
+  if (only === null) return { peers: null, workloads: null };
+  const churns = LIVE_COUNTS.map((l) => `churn-${liveLabel(l)}`);
+  const peers = new Set<string>();
+  const workloads = new Set<string>();
+  for (const name of only) {
+    if (PEER_ORDER.includes(name)) peers.add(name);
+    else if (name === 'pair' || churns.includes(name)) workloads.add(name);
+    else if (name === 'churn') churns.forEach((c) => workloads.add(c));
+    else fail(`--only: unknown name ${name}`);
+  }
+  return { peers: peers.size > 0 ? peers : null, workloads: workloads.size > 0 ? workloads : null };
+}
+
+const progress = (() => {
+  const tty = process.stderr.isTTY === true;
+  let last = '';
+  return {
+    show(text: string, key: string): void {
+      if (tty) process.stderr.write(`\r\x1b[K${text}`);
+      else if (key !== last) process.stderr.write(`${text}\n`);
+      last = key;
+    },
+    done(): void {
+      if (tty) process.stderr.write('\r\x1b[K');
+    },
+  };
+})();
+
+interface PeerEntry {
+  readonly name: string;
+  /** 'ran' once timed; otherwise why it was not. */
+  status: 'ran' | 'skipped' | 'failed' | 'not run';
+  reason: string | null;
+  selfCheck: string | null;
+  readonly peer: Peer | null;
+}
+
+function makePeer(adapter: Adapter, maxBytes: number): Peer {
+  return { name: adapter.name, adapter, loops: loopsFor(adapter.name), maxBytes };
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const opts = parseArgs(process.argv.slice(2));
+  const mode = opts.mode;
+  const pick = selection(opts.only);
+  const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown cpu';
+  const out = (line = '') => process.stdout.write(`${line}\n`);
+
+  // --- peers ---
+  const entries: PeerEntry[] = [];
+  const paddock = await loadPaddock();
+  for (const name of PEER_ORDER) {
+    const wanted = pick.peers === null || pick.peers.has(name);
+    let peer: Peer | null = null;
+    let status: PeerEntry['status'] = wanted ? 'ran' : 'not run';
+    let reason: string | null = wanted ? null : 'left out by --only';
+    if (wanted) {
+      if (name === 'floor') peer = makePeer(new FloorAdapter(), ARRAY_PEER_BYTES);
+      else if (name === 'thi.ng') peer = makePeer(new ThingAdapter(), ARRAY_PEER_BYTES);
+      else if (paddock.ok) peer = makePeer(new PaddockAdapter(paddock.createHeap), PADDOCK_BYTES);
+      else {
+        status = 'skipped';
+        reason = paddock.reason;
+      }
+    }
+    entries.push({ name, status, reason, selfCheck: null, peer });
+  }
+
+  out(
+    opts.verify
+      ? '@paddock/bench: self-check of every peer (--verify), no timing'
+      : `@paddock/bench: ${mode.name} run, ${plural(opts.rounds, 'round')} after ${opts.warmup} warm-up ` +
+          `(the first calibrates a ${mode.budgetMs} ms cap per peer and round), median ns per op`,
+  );
+  out(`machine: ${cpu}, ${os.cpus().length} cpus, node ${process.version}, ${process.platform} ${process.arch}`);
+  for (const e of entries) if (e.status === 'skipped') out(`${e.name}: skipped (${e.reason})`);
+
+  // --- self-check ---
+  const check = opts.verify ? FULL_CHECK : QUICK_CHECK;
+  const checkLine: string[] = [];
+  for (const e of entries) {
+    if (e.peer === null) continue;
+    progress.show(`self-check ${e.name}`, `check ${e.name}`);
+    const r = selfCheck(e.peer.adapter, { ...check, seed: opts.seed, maxBytes: e.peer.maxBytes });
+    if (r.error !== null) {
+      e.status = 'failed';
+      e.reason = `self-check: ${r.error}`;
+      e.selfCheck = r.error;
+      checkLine.push(`${e.name} FAILED (${r.error})`);
+    } else {
+      e.selfCheck = r.patterns ? 'ok' : 'ok (pointers only: no byte view)';
+      checkLine.push(`${e.name} ${e.selfCheck}`);
+    }
+  }
+  progress.done();
+  out(
+    `self-check (${check.live} live, ${fmtCount(check.steps)} churn steps, ${fmtCount(check.pairs)} pairs, ` +
+      `patterns in every block): ${checkLine.join(', ') || 'no peer'}`,
+  );
+  const anyFailed = () => entries.some((e) => e.status === 'failed');
+  if (opts.verify) return anyFailed() ? 1 : 0;
+
+  // --- workloads ---
+  const workloads: Workload[] = [];
+  if (pick.workloads === null || pick.workloads.has('pair')) workloads.push(pairWorkload(mode.pairOps));
+  for (const live of LIVE_COUNTS) {
+    const name = `churn-${liveLabel(live)}`;
+    if (pick.workloads === null || pick.workloads.has(name)) {
+      workloads.push(churnWorkload(live, mode.churnOps(live), opts.seed));
+    }
+  }
+
+  // --- rounds: for each workload, warm-up then measured rounds, peers interleaved and rotated ---
+  const running = entries.filter((e) => e.status === 'ran').map((e) => e.peer as Peer);
+  const cells = new Map<string, Map<string, Cell>>();
+  for (const w of workloads) {
+    const row = new Map<string, Cell>();
+    for (const p of running) {
+      row.set(p.name, {
+        peer: p.name,
+        workload: w.name,
+        opsPerRound: w.ops,
+        samples: [],
+        warmup: [],
+        error: null,
+        touched: false,
+      });
+    }
+    cells.set(w.name, row);
+  }
+  const budgetNs = mode.budgetMs * 1e6;
+  const totalRounds = opts.warmup + opts.rounds;
+  const totalBatches = workloads.length * totalRounds * running.length;
+  let batch = 0;
+  for (const w of workloads) {
+    const row = cells.get(w.name)!;
+    for (let r = 0; r < totalRounds; r++) {
+      for (let k = 0; k < running.length; k++) {
+        const peer = running[(k + r) % running.length];
+        const cell = row.get(peer.name)!;
+        batch++;
+        if (cell.error !== null) continue;
+        const phase = r < opts.warmup ? `warm-up ${r + 1}/${opts.warmup}` : `round ${r - opts.warmup + 1}/${opts.rounds}`;
+        const secs = ((Date.now() - started) / 1000).toFixed(0);
+        progress.show(
+          `[${String(batch).padStart(String(totalBatches).length)}/${totalBatches}] ${w.name} ${phase} ${peer.name} (${secs} s)`,
+          `${w.name} ${r}`,
+        );
+        if (r === 0) {
+          const res = runBatch(peer, w, w.ops, opts.touch, budgetNs);
+          if (!res.ok) {
+            cell.error = res.error;
+            continue;
+          }
+          cell.opsPerRound =
+            res.ops >= w.ops ? w.ops : Math.min(w.ops, Math.max(MIN_OPS, Math.floor((res.ops * budgetNs) / res.ns)));
+          cell.warmup.push(res.ns / res.ops);
+          cell.touched = res.touched;
+        } else {
+          const res = runBatch(peer, w, cell.opsPerRound, opts.touch);
+          if (!res.ok) {
+            cell.error = res.error;
+            continue;
+          }
+          (r < opts.warmup ? cell.warmup : cell.samples).push(res.ns / res.ops);
+        }
+      }
+    }
+  }
+  progress.done();
+  collectGarbage();
+
+  // --- figures ---
+  const summary = new Map<string, Map<string, Summary>>();
+  for (const w of workloads) {
+    const m = new Map<string, Summary>();
+    for (const cell of cells.get(w.name)!.values()) {
+      const s = cell.error === null ? summarize(cell.samples) : null;
+      if (s !== null) m.set(cell.peer, s);
+    }
+    summary.set(w.name, m);
+  }
+  const peerNames = entries.map((e) => e.name);
+  const figures: Figures = { workloads: workloads.map((w) => w.name), peers: peerNames, summary };
+  for (const e of entries) {
+    if (e.status !== 'ran') continue;
+    const errs = workloads.map((w) => cells.get(w.name)!.get(e.name)!).filter((c) => c.error !== null);
+    if (errs.length > 0) {
+      e.status = 'failed';
+      e.reason = errs.map((c) => `${c.workload}: ${c.error}`).join('; ');
+    }
+  }
+  const paddockEntry = entries.find((e) => e.name === 'paddock')!;
+  const missing = (w: string): string | null => {
+    if (paddockEntry.status === 'skipped') return 'paddock skipped';
+    if (paddockEntry.status === 'not run') return 'paddock not run';
+    const c = cells.get(w)?.get('paddock');
+    if (c?.error) return `paddock failed: ${c.error}`;
+    if (paddockEntry.status === 'failed' && !c) return `paddock failed: ${paddockEntry.reason}`;
+    return null;
+  };
+  const judged = targets(figures, missing);
+
+  // --- table ---
+  const cellText = (w: string, peer: string): string => {
+    const s = summary.get(w)?.get(peer);
+    if (s) return fmtNs(s.median);
+    const e = entries.find((x) => x.name === peer)!;
+    const c = cells.get(w)?.get(peer);
+    if (c?.error) return 'failed';
+    return e.status === 'ran' ? '-' : e.status;
+  };
+  const head = ['workload', 'ops', ...peerNames.map((p) => `${p} ns/op`), 'paddock/floor', 'paddock/thi.ng', 'thi.ng/floor'];
+  const rows: string[][] = [head];
+  for (const w of workloads) {
+    rows.push([
+      w.name,
+      fmtCount(w.ops),
+      ...peerNames.map((p) => cellText(w.name, p)),
+      fmtRatio(ratio(figures, w.name, 'paddock', 'floor')),
+      fmtRatio(ratio(figures, w.name, 'paddock', 'thi.ng')),
+      fmtRatio(ratio(figures, w.name, 'thi.ng', 'floor')),
+    ]);
+  }
+  out();
+  out(layout(rows));
+  out();
+  out('spread over the measured rounds (min .. max ns/op)');
+  const spread: string[][] = [['workload', ...peerNames]];
+  for (const w of workloads) {
+    spread.push([
+      w.name,
+      ...peerNames.map((p) => {
+        const s = summary.get(w.name)?.get(p);
+        return s ? `${fmtNs(s.min)} .. ${fmtNs(s.max)}` : '-';
+      }),
+    ]);
+  }
+  out(layout(spread));
+  const capped: string[] = [];
+  for (const w of workloads) {
+    for (const c of cells.get(w.name)!.values()) {
+      if (c.error === null && c.opsPerRound < w.ops) {
+        capped.push(`${c.peer} ${w.name}: first ${fmtCount(c.opsPerRound)} of ${fmtCount(w.ops)}`);
+      }
+    }
+  }
+  if (capped.length > 0) {
+    out();
+    out(`time-capped (same sequence, a prefix of it, ${mode.budgetMs} ms a round): ${capped.join('; ')}`);
+  }
+  const untouched = new Set<string>();
+  for (const w of workloads) {
+    if (w.kind !== 'churn') continue;
+    for (const c of cells.get(w.name)!.values()) if (c.error === null && !c.touched) untouched.add(c.peer);
+  }
+  if (opts.touch && untouched.size > 0) {
+    out(`prefill not touched (no byte view): ${[...untouched].join(', ')}: its churn figures include first-touch page faults`);
+  } else if (!opts.touch) {
+    out('prefill not touched (--no-touch): churn figures include first-touch page faults of the prefilled blocks');
+  }
+  const failures = entries.filter((e) => e.status === 'failed');
+  for (const e of failures) out(`${e.name}: FAILED (${e.reason})`);
+
+  out();
+  out(`targets for paddock (pair <= ${PAIR_LIMIT_NS} ns; churn <= ${CHURN_FLOOR_RATIO}x floor and < thi.ng, same run):`);
+  const trows: string[][] = [];
+  for (const t of judged) {
+    const value =
+      t.value === null ? '' : t.rule.startsWith('pair') ? `${fmtNs(t.value)} ns` : fmtRatio(t.value);
+    trows.push([`  ${t.rule}`, t.status === 'n/a' ? `n/a (${t.note})` : t.status, value]);
+  }
+  out(layout(trows));
+
+  // --- JSON ---
+  const doc = {
+    schema: 'paddock-bench/1',
+    date: new Date(started).toISOString(),
+    elapsedSeconds: (Date.now() - started) / 1000,
+    command: commandLine(),
+    cwd: process.cwd(),
+    machine: {
+      cpuModel: cpu,
+      cpus: os.cpus().length,
+      node: process.version,
+      v8: process.versions.v8,
+      platform: process.platform,
+      arch: process.arch,
+      totalMemoryBytes: os.totalmem(),
+      loadavgAtEnd: os.loadavg(),
+    },
+    config: {
+      mode: mode.name,
+      rounds: opts.rounds,
+      warmup: opts.warmup,
+      seed: opts.seed,
+      budgetMsPerRound: mode.budgetMs,
+      only: opts.only,
+      touchPrefill: opts.touch,
+      maxBytes: Object.fromEntries(running.map((p) => [p.name, p.maxBytes])),
+      sizes: { pair: 32, churnMin: 16, churnMax: 4096 },
+    },
+    peers: entries.map((e) => ({ name: e.name, status: e.status, reason: e.reason, selfCheck: e.selfCheck })),
+    workloads: workloads.map((w) => ({
+      name: w.name,
+      kind: w.kind,
+      live: w.kind === 'churn' ? w.live : 0,
+      ops: w.ops,
+      results: Object.fromEntries(
+        [...cells.get(w.name)!.values()].map((c) => [
+          c.peer,
+          {
+            opsPerRound: c.opsPerRound,
+            ...(summary.get(w.name)?.get(c.peer) ?? { median: null, min: null, max: null }),
+            samplesNsPerOp: c.samples,
+            warmupNsPerOp: c.warmup,
+            prefillTouched: w.kind === 'churn' ? c.touched : null,
+            error: c.error,
+          },
+        ]),
+      ),
+      ratios: {
+        'paddock/floor': ratio(figures, w.name, 'paddock', 'floor'),
+        'paddock/thi.ng': ratio(figures, w.name, 'paddock', 'thi.ng'),
+        'thi.ng/floor': ratio(figures, w.name, 'thi.ng', 'floor'),
+      },
+    })),
+    targets: judged,
+  };
+  mkdirSync(dirname(opts.json), { recursive: true });
+  writeFileSync(opts.json, `${JSON.stringify(doc, null, 2)}\n`);
+  out();
+  out(`json: ${relative(process.cwd(), opts.json) || opts.json} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+
+  if (anyFailed()) return 1;
+  if (opts.strict && judged.some((t) => t.status === 'NOT MET')) return 1;
+  return 0;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function commandLine(): string {
+  const script = relative(process.cwd(), process.argv[1] ?? '') || process.argv[1];
+  const args = process.argv.slice(2).join(' ');
+  const via = process.env.npm_lifecycle_event ? ` (via pnpm ${process.env.npm_lifecycle_event})` : '';
+  return `node ${script}${args ? ` ${args}` : ''}${via}`;
+}
+
+main().then(
+  // Exit once stdout has taken everything: a heap may leave handles open that would keep the process up.
+  (code) => process.stdout.write('', () => process.exit(code)),
+  (err) => {
+    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,105 @@
+/**
+ * The peers besides the floor: @thi.ng/malloc, the most used JavaScript allocator, and Paddock itself.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { MemPool } from '@thi.ng/malloc';
+import type { Adapter } from './adapter.js';
+
+/**
+ * @thi.ng/malloc's `MemPool` over a plain ArrayBuffer, default options (align 8, split and compact
+ * on). Each block has an 8-byte header (size, next); `free` finds the block by walking the list of
+ * used blocks, inserts it into an address-sorted free list and then walks that list to merge
+ * neighbours, and `malloc` is first fit over the free list: its cost grows with the live count.
+ */
+export class ThingAdapter implements Adapter {
+  readonly name = 'thi.ng';
+  private pool = new MemPool({ size: 4096 });
+
+  setup(maxBytes: number): void {
+    this.pool = new MemPool({ buf: new ArrayBuffer(maxBytes) });
+  }
+
+  malloc(size: number): number {
+    return this.pool.malloc(size);
+  }
+
+  free(ptr: number, _size: number): void {
+    this.pool.free(ptr);
+  }
+
+  teardown(): void {
+    this.pool = new MemPool({ size: 4096 });
+  }
+
+  bytes(): Uint8Array | null {
+    return new Uint8Array(this.pool.buf);
+  }
+}
+
+/** What the bench uses of `@paddock/allocator`. */
+export interface PaddockHeap {
+  malloc(size: number): number;
+  free(ptr: number): void;
+  readonly u8?: Uint8Array;
+}
+export type CreateHeap = (options: { maxBytes: number }) => PaddockHeap;
+
+/** Paddock through its public API: `createHeap({ maxBytes })`, then `heap.malloc` / `heap.free`. */
+export class PaddockAdapter implements Adapter {
+  readonly name = 'paddock';
+  private heap: PaddockHeap | null = null;
+
+  constructor(private readonly createHeap: CreateHeap) {}
+
+  setup(maxBytes: number): void {
+    this.heap = this.createHeap({ maxBytes });
+  }
+
+  malloc(size: number): number {
+    return this.heap!.malloc(size);
+  }
+
+  free(ptr: number, _size: number): void {
+    this.heap!.free(ptr);
+  }
+
+  teardown(): void {
+    // Dropping the heap drops its SharedArrayBuffer; the driver collects garbage between rounds.
+    this.heap = null;
+  }
+
+  bytes(): Uint8Array | null {
+    const u8 = this.heap?.u8;
+    return u8 instanceof Uint8Array ? u8 : null;
+  }
+}
+
+export type PaddockLoad = { ok: true; createHeap: CreateHeap } | { ok: false; reason: string };
+
+/**
+ * Finds `@paddock/allocator`. It is not a dependency of this app yet (it is being written), so it is
+ * loaded from the workspace's built file at run time. Once it is a dependency, replace the body with
+ * `const mod = await import('@paddock/allocator')` and keep the checks.
+ */
+export async function loadPaddock(): Promise<PaddockLoad> {
+  // dist/main.js -> apps/bench/dist -> repository root
+  const url = new URL('../../../packages/allocator/dist/index.js', import.meta.url);
+  if (!existsSync(fileURLToPath(url))) {
+    return { ok: false, reason: 'packages/allocator/dist/index.js not found: @paddock/allocator is not built yet' };
+  }
+  let mod: { createHeap?: unknown };
+  try {
+    mod = (await import(url.href)) as { createHeap?: unknown };
+  } catch (err) {
+    return { ok: false, reason: `@paddock/allocator failed to load: ${errorText(err)}` };
+  }
+  if (typeof mod.createHeap !== 'function') {
+    return { ok: false, reason: '@paddock/allocator has no createHeap export' };
+  }
+  return { ok: true, createHeap: mod.createHeap as CreateHeap };
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,84 @@
+/**
+ * Runs one batch: a fresh allocator instance, the untimed prefill, one timed call of the peer's own
+ * copy of the workload's loop, teardown. Time is read around the whole batch, never per op.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { Adapter } from './adapter.js';
+import { errorText } from './peers.js';
+import { type Loops, PAIR_SIZE, prefill, type Workload } from './workloads.js';
+
+/** A peer as the driver sees it. */
+export interface Peer {
+  readonly name: string;
+  readonly adapter: Adapter;
+  /** This peer's private copy of the timed loops. */
+  readonly loops: Loops;
+  /** Capacity handed to `setup`. */
+  readonly maxBytes: number;
+}
+
+export type BatchResult = { ok: true; ns: number; ops: number; touched: boolean } | { ok: false; error: string };
+
+/** Full garbage collection between batches: old buffers go, and no collection is due mid-batch. */
+export const collectGarbage: () => void = (() => {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (typeof g === 'function') return g;
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+})();
+
+/**
+ * Runs ops [0, ops) of `w` on a fresh instance, in one timed call. In the calibration run
+ * (`budgetNs` > 0) the ops go in doubling chunks, each timed, and the run stops once the time spent
+ * passes the budget: `ops` in the result is how many ran. `touch`: see `prefill`.
+ */
+export function runBatch(peer: Peer, w: Workload, ops: number, touch: boolean, budgetNs = 0): BatchResult {
+  const a = peer.adapter;
+  collectGarbage();
+  try {
+    a.setup(peer.maxBytes);
+  } catch (err) {
+    return { ok: false, error: `setup threw: ${errorText(err)}` };
+  }
+  try {
+    let slotPtr: Int32Array = new Int32Array(0);
+    let slotSize: Int32Array = new Int32Array(0);
+    let touched = false;
+    if (w.kind === 'churn') {
+      const filled = prefill(a, w, touch);
+      if (filled.failedAt >= 0) {
+        return { ok: false, error: `out of memory in the prefill, block ${filled.failedAt} of ${w.live}` };
+      }
+      slotPtr = filled.slots.ptr;
+      slotSize = filled.slots.size;
+      touched = filled.touched;
+    }
+    collectGarbage();
+    let done = 0;
+    let spent = 0;
+    let chunk = budgetNs > 0 ? 16 : ops;
+    while (done < ops && (budgetNs <= 0 || spent < budgetNs)) {
+      const to = Math.min(ops, done + chunk);
+      const t0 = process.hrtime.bigint();
+      const failed =
+        w.kind === 'pair'
+          ? peer.loops.pair(a, done, to, PAIR_SIZE)
+          : peer.loops.churn(a, done, to, w.victim, w.size, slotPtr, slotSize);
+      const t1 = process.hrtime.bigint();
+      if (failed >= 0) return { ok: false, error: `malloc returned 0 at op ${failed} (out of memory)` };
+      spent += Number(t1 - t0);
+      done = to;
+      chunk *= 2;
+    }
+    return { ok: true, ns: spent, ops: done, touched };
+  } catch (err) {
+    return { ok: false, error: `threw: ${errorText(err)}` };
+  } finally {
+    try {
+      a.teardown();
+    } catch {
+      // nothing to add to the result
+    }
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The workloads and their timed loops.
+ *
+ * - `pair`: `p = malloc(32); free(p)`, LIFO, on an empty heap. One pair is one op.
+ * - `churn-<live>`: prefill `live` blocks of random sizes in 16..4096, then each step frees a random
+ *   live block and mallocs a random size into its slot. One step (a free and a malloc) is one op.
+ *
+ * Every random number is drawn before timing, from a seeded PRNG, into typed arrays: every peer runs
+ * the same operation sequence, and the timed loops do nothing but index arrays and call the adapter.
+ */
+import type { Adapter } from './adapter.js';
+
+export const MIN_SIZE = 16;
+export const MAX_SIZE = 4096;
+export const PAIR_SIZE = 32;
+
+/** mulberry32: a tiny seeded PRNG, uint32 out. */
+export function mulberry32(seed: number): () => number {
+  let s = seed | 0;
+  return () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+/** A uniform integer in [lo, hi]. */
+function between(next: () => number, lo: number, hi: number): number {
+  return lo + Math.floor((next() / 4294967296) * (hi - lo + 1));
+}
+
+export interface PairWorkload {
+  readonly kind: 'pair';
+  readonly name: string;
+  /** Pairs in the full sequence. */
+  readonly ops: number;
+}
+
+export interface ChurnWorkload {
+  readonly kind: 'churn';
+  readonly name: string;
+  readonly live: number;
+  /** Steps in the full sequence. */
+  readonly ops: number;
+  /** Size of each prefilled block, by slot. */
+  readonly prefill: Int32Array;
+  /** Step i frees the block in slot `victim[i]`... */
+  readonly victim: Int32Array;
+  /** ...and mallocs `size[i]` bytes into that slot. */
+  readonly size: Int32Array;
+}
+
+export type Workload = PairWorkload | ChurnWorkload;
+
+export function liveLabel(live: number): string {
+  return live % 1024 === 0 ? `${live / 1024}k` : String(live);
+}
+
+export function pairWorkload(ops: number): PairWorkload {
+  return { kind: 'pair', name: 'pair', ops };
+}
+
+export function churnWorkload(live: number, ops: number, seed: number): ChurnWorkload {
+  const next = mulberry32(seed ^ Math.imul(live, 0x9e3779b1));
+  const prefill = new Int32Array(live);
+  for (let i = 0; i < live; i++) prefill[i] = between(next, MIN_SIZE, MAX_SIZE);
+  const victim = new Int32Array(ops);
+  const size = new Int32Array(ops);
+  for (let i = 0; i < ops; i++) {
+    victim[i] = between(next, 0, live - 1);
+    size[i] = between(next, MIN_SIZE, MAX_SIZE);
+  }
+  return { kind: 'churn', name: `churn-${liveLabel(live)}`, live, ops, prefill, victim, size };
+}
+
+/** The live blocks of a churn round: pointer and size by slot (every heap here is under 2 GiB, so a
+ * pointer fits an Int32Array). */
+export interface Slots {
+  readonly ptr: Int32Array;
+  readonly size: Int32Array;
+}
+
+const PAGE = 4096;
+
+/**
+ * Fills every slot with a fresh block (untimed) and, when `touch` is set and the peer shows its bytes,
+ * writes one byte into every page each block covers, as a program writes what it allocates. Without
+ * that, the first free of each prefilled block is the first touch of its page (the floor and Paddock
+ * write a free-list link there), and the timed churn mostly measures page faults on fresh memory until
+ * every block has been freed once (about live x ln(live) steps). Returns the slot that failed, or -1.
+ */
+export function prefill(a: Adapter, w: ChurnWorkload, touch: boolean): { slots: Slots; failedAt: number; touched: boolean } {
+  const ptr = new Int32Array(w.live);
+  const size = new Int32Array(w.prefill);
+  let u8 = touch ? a.bytes() : null;
+  for (let i = 0; i < w.live; i++) {
+    const s = size[i];
+    const p = a.malloc(s);
+    if (p === 0) return { slots: { ptr, size }, failedAt: i, touched: false };
+    ptr[i] = p;
+    if (u8 !== null) {
+      if (p + s > u8.length) u8 = a.bytes(); // the peer's buffer grew: take its new view
+      if (u8 === null || p + s > u8.length) continue;
+      for (let q = p; q < p + s; q = (q & ~(PAGE - 1)) + PAGE) u8[q] = 1;
+      u8[p + s - 1] = 1;
+    }
+  }
+  return { slots: { ptr, size }, failedAt: -1, touched: touch && u8 !== null };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Timed loops. Each returns -1 on success, or the index of the op whose malloc returned 0.
+// They must reference nothing outside their parameters: `loopsFor` recompiles them from source for
+// each peer, so that every peer gets its own copy with its own type feedback and the `a.malloc` /
+// `a.free` call sites stay monomorphic (one shared copy would turn polymorphic across peers and stop
+// inlining the adapter).
+// ---------------------------------------------------------------------------------------------------
+
+export function pairLoop(a: Adapter, from: number, to: number, size: number): number {
+  for (let i = from; i < to; i++) {
+    const p = a.malloc(size);
+    if (p === 0) return i;
+    a.free(p, size);
+  }
+  return -1;
+}
+
+export function churnLoop(
+  a: Adapter,
+  from: number,
+  to: number,
+  victim: Int32Array,
+  size: Int32Array,
+  slotPtr: Int32Array,
+  slotSize: Int32Array,
+): number {
+  for (let i = from; i < to; i++) {
+    const v = victim[i];
+    a.free(slotPtr[v], slotSize[v]);
+    const s = size[i];
+    const p = a.malloc(s);
+    if (p === 0) return i;
+    slotPtr[v] = p;
+    slotSize[v] = s;
+  }
+  return -1;
+}
+
+export interface Loops {
+  readonly pair: typeof pairLoop;
+  readonly churn: typeof churnLoop;
+}
+
+let copies = 0;
+
+/**
+ * Compiles `fn` again from its source. The source gets a unique comment: V8 caches evaluated code by
+ * source text, feedback included, and two identical copies could end up sharing type feedback.
+ */
+function recompile<F extends (...args: never[]) => unknown>(fn: F, owner: string): F {
+  const tag = `/* ${owner.replace(/\*\//g, '')} copy ${++copies} */`;
+  return new Function(`"use strict"; ${tag} return (${fn.toString()});`)() as F;
+}
+
+/** A private copy of the timed loops for one peer. */
+export function loopsFor(owner: string): Loops {
+  return { pair: recompile(pairLoop, owner), churn: recompile(churnLoop, owner) };
+}
