@@ -97,6 +97,11 @@ export class ArenaHeap {
   slot = 0;
   /** Int32 index of this agent's inbox head word (valid once `slot` is set). */
   private inbox = 0;
+  /** This agent's views of the buffer, kept here so the hot paths load them with one read. */
+  private i32: Int32Array;
+  private u32: Uint32Array;
+  /** Bytes the views above reach; an address past them goes through {@link cover}. */
+  private viewBytes = 0;
 
   private readonly arenaMask: number;
   private readonly current = new Uint32Array(CLASS_COUNT);
@@ -121,6 +126,25 @@ export class ArenaHeap {
     }
     this.decommitSpan = profile.decommitSpan;
     this.sweepThreshold = profile.sweepThreshold;
+    this.i32 = space.i32;
+    this.u32 = space.u32;
+    this.viewBytes = space.viewBytes;
+  }
+
+  /** Takes the space's current views (after a commit, which may grow the buffer). */
+  private sync(): void {
+    const space = this.space;
+    this.i32 = space.i32;
+    this.u32 = space.u32;
+    this.viewBytes = space.viewBytes;
+  }
+
+  /** Whether this agent's views reach byte `end`, refreshing them if another agent grew the buffer. */
+  private cover(end: number): boolean {
+    if (end <= this.viewBytes) return true;
+    this.space.covers(end);
+    this.sync();
+    return end <= this.viewBytes;
   }
 
   /** Arenas this agent owns, oldest first. */
@@ -143,7 +167,7 @@ export class ArenaHeap {
   allocClass(cls: number): number {
     const s = this.current[cls]!;
     if (s !== 0) {
-      const u32 = this.space.u32;
+      const u32 = this.u32;
       const base = (s & this.arenaMask) >>> 0;
       const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
       const p = u32[ri + R_FREE]!;
@@ -176,7 +200,7 @@ export class ArenaHeap {
       this.current[cls] = 0;
     }
     // Frees delivered by other agents may have refilled a slab of this class.
-    if (this.slot !== 0 && Atomics.load(this.space.i32, this.inbox) !== 0) {
+    if (this.slot !== 0 && Atomics.load(this.i32, this.inbox) !== 0) {
       this.drain();
       if (this.current[cls] !== 0) return this.allocClass(cls);
     }
@@ -188,7 +212,7 @@ export class ArenaHeap {
   }
 
   private popPartial(cls: number): number {
-    const u32 = this.space.u32;
+    const u32 = this.u32;
     for (let i = this.arenas.length - 1; i >= 0; i--) {
       const base = this.arenas[i]!;
       const s = u32[(base >>> 2) + A_PARTIAL + cls]!;
@@ -203,7 +227,7 @@ export class ArenaHeap {
   /** Finds units for a new slab of class `cls` in this agent's arenas (newest first), or a new arena. */
   private reserveSlab(cls: number): number {
     const span = spanOf(cls);
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     for (let i = this.arenas.length - 1; i >= 0; i--) {
       const base = this.arenas[i]!;
       const hb = base >>> 2;
@@ -218,7 +242,7 @@ export class ArenaHeap {
 
   /** First free unit at or above the arena's hint (first-fit upward); -1 when none. */
   private findUnit(base: number): number {
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     const hb = base >>> 2;
     const units = this.units;
     for (let u = i32[hb + A_HINT]!; u < units; ) {
@@ -238,7 +262,7 @@ export class ArenaHeap {
 
   /** Highest run of `span` free units, scanning down from the top; lowers the run bound when none. */
   private findRun(base: number, span: number): number {
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     const hb = base >>> 2;
     let run = 0;
     let longest = 0;
@@ -256,7 +280,7 @@ export class ArenaHeap {
 
   private initSlab(base: number, u: number, span: number, cls: number): number {
     const hb = base >>> 2;
-    let i32 = this.space.i32;
+    let i32 = this.i32;
     let clean = 0;
     for (let k = u; k < u + span; k++) {
       const w = hb + A_UNIT_BITS + (k >>> 5);
@@ -274,9 +298,10 @@ export class ArenaHeap {
     const s = base + (u << UNIT_SHIFT);
     if (clean !== 0) {
       this.space.commit(s, span << UNIT_SHIFT);
-      i32 = this.space.i32;
+      this.sync();
+      i32 = this.i32;
     }
-    const u32 = this.space.u32;
+    const u32 = this.u32;
     const ri = recordIndex(base, u);
     u32[ri + R_FREE] = 0;
     u32[ri + R_BUMP] = s;
@@ -302,8 +327,9 @@ export class ArenaHeap {
     }
     const space = this.space;
     space.commit(base, HEADER_UNITS << UNIT_SHIFT);
+    this.sync();
     space.u8.fill(0, base, base + (HEADER_UNITS << UNIT_SHIFT)); // contents of a re-carved range are undefined
-    const i32 = space.i32;
+    const i32 = this.i32;
     const hb = base >>> 2;
     i32[hb + A_KIND_OWNER] = KIND_ARENA | (this.slot << 8);
     i32[hb + A_FREE_UNITS] = this.usableUnits;
@@ -325,23 +351,43 @@ export class ArenaHeap {
    */
   free(p: number, size?: number): void {
     if (p === 0) return;
-    const ri = this.locate(p, 'free');
-    const i32 = this.space.i32;
-    const info = i32[ri + R_INFO]!;
-    if (size !== undefined) {
-      if ((size >>> 0) !== size || size > MAX_CLASS_SIZE) throw badSize(size);
-      if (classIndex(size) !== ((info >>> CLASS_SHIFT) & CLASS_MASK)) {
-        throw new HeapError(
-          'WRONG_SIZE',
-          `free of ${formatAddress(p)} with size ${size}: the block is of the ${32 << ((info >>> CLASS_SHIFT) & CLASS_MASK)}-byte class`,
-          p,
-        );
+    if ((p >>> 0) === p && (p & 31) === 0 && (p + 8 <= this.viewBytes || this.cover(p + 8))) {
+      const i32 = this.i32;
+      const base = (p & this.arenaMask) >>> 0;
+      const hb = base >>> 2;
+      const kindOwner = i32[hb]!;
+      const u = (p - base) >>> UNIT_SHIFT;
+      if (i32[hb + A_MAGIC] === ARENA_MAGIC && (kindOwner & 255) === KIND_ARENA && u >= HEADER_UNITS) {
+        const ri = recordIndex(base, u);
+        const info = i32[ri + R_INFO]!;
+        if (
+          (info & STATE_MASK) === STATE_HEAD &&
+          ((p - base - (u << UNIT_SHIFT)) & ((32 << ((info >>> CLASS_SHIFT) & CLASS_MASK)) - 1)) === 0 &&
+          i32[ri + R_LIVE]! > 0 &&
+          p < this.u32[ri + R_BUMP]! &&
+          i32[(p >>> 2) + 1] !== (FREED_MARK ^ p) &&
+          (size === undefined || sizeMatches(size, info))
+        ) {
+          const owner = kindOwner >>> 8;
+          if (owner === this.slot) this.freeLocal(p, ri, info);
+          else this.freeForeign(p, owner);
+          return;
+        }
       }
     }
-    if (i32[(p >>> 2) + 1] === (FREED_MARK ^ p)) throw new HeapError('DOUBLE_FREE', `double free of ${formatAddress(p)}`, p);
-    const owner = i32[((p & this.arenaMask) >>> 2) + A_KIND_OWNER]! >>> 8;
-    if (owner === this.slot) this.freeLocal(p, ri, info);
-    else this.freeForeign(p, owner);
+    this.refuse(p, size);
+  }
+
+  /** The slow path of a refused free: finds the exact reason and throws it. */
+  private refuse(p: number, size: number | undefined): never {
+    const ri = this.locate(p, 'free');
+    const info = this.i32[ri + R_INFO]!;
+    if (size !== undefined) {
+      if ((size >>> 0) !== size || size > MAX_CLASS_SIZE) throw badSize(size);
+      const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+      throw new HeapError('WRONG_SIZE', `free of ${formatAddress(p)} with size ${size}: the block is of the ${32 << cls}-byte class`, p);
+    }
+    throw new HeapError('DOUBLE_FREE', `double free of ${formatAddress(p)}`, p);
   }
 
   /**
@@ -353,12 +399,11 @@ export class ArenaHeap {
       throw new HeapError('BAD_POINTER', `${what}: ${String(p)} is not a pointer (a uint32 byte offset)`);
     }
     if ((p & 31) !== 0) throw new HeapError('MISALIGNED', `${what}: ${formatAddress(p)} is not aligned to 32 bytes`, p);
-    const space = this.space;
-    if (p + 8 > space.viewBytes && !space.covers(p + 8)) {
+    if (!this.cover(p + 8)) {
       throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} lies outside the heap's memory`, p);
     }
     const base = (p & this.arenaMask) >>> 0;
-    const i32 = space.i32;
+    const i32 = this.i32;
     const hb = base >>> 2;
     if (i32[hb + A_MAGIC] !== ARENA_MAGIC || (i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) {
       throw new HeapError('BAD_POINTER', `${what}: no arena owns ${formatAddress(p)}`, p);
@@ -378,14 +423,14 @@ export class ArenaHeap {
       throw new HeapError('MISALIGNED', `${what}: ${formatAddress(p)} is not aligned to its ${size}-byte class`, p);
     }
     if (i32[ri + R_LIVE]! <= 0) throw new HeapError('DOUBLE_FREE', `${what}: ${formatAddress(p)}: its slab has no live objects`, p);
-    if (p >= space.u32[ri + R_BUMP]!) throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} was never handed out`, p);
+    if (p >= this.u32[ri + R_BUMP]!) throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} was never handed out`, p);
     return ri;
   }
 
   /** Usable bytes of the object at `p` (its class size). */
   usableSize(p: number): number {
     const ri = this.locate(p, 'usableSize');
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     if (i32[(p >>> 2) + 1] === (FREED_MARK ^ p)) {
       throw new HeapError('DOUBLE_FREE', `usableSize: ${formatAddress(p)} has been freed`, p);
     }
@@ -393,9 +438,8 @@ export class ArenaHeap {
   }
 
   private freeLocal(p: number, ri: number, info: number): void {
-    const space = this.space;
-    const u32 = space.u32;
-    const i32 = space.i32;
+    const u32 = this.u32;
+    const i32 = this.i32;
     u32[p >>> 2] = u32[ri + R_FREE]!;
     i32[(p >>> 2) + 1] = FREED_MARK ^ p;
     u32[ri + R_FREE] = p;
@@ -414,22 +458,21 @@ export class ArenaHeap {
     if (live === 0) {
       if ((info & FLAG_CURRENT) !== 0) {
         // Reset in place: every object is free, so forget the list and bump from the start again.
-        this.space.u32[ri + R_FREE] = 0;
-        this.space.u32[ri + R_BUMP] = s;
+        this.u32[ri + R_FREE] = 0;
+        this.u32[ri + R_BUMP] = s;
         return;
       }
       if ((info & FLAG_PARTIAL) !== 0) this.unlinkPartial(base, s, cls);
-      this.releaseSlab(base, u, this.space.i32[ri + R_SPAN]!);
+      this.releaseSlab(base, u, this.i32[ri + R_SPAN]!);
     } else if ((info & (FLAG_CURRENT | FLAG_PARTIAL)) === 0) {
       this.pushPartial(base, s, cls);
     }
   }
 
   private freeForeign(p: number, owner: number): void {
-    const space = this.space;
-    space.i32[(p >>> 2) + 1] = FREED_MARK ^ p;
+    this.i32[(p >>> 2) + 1] = FREED_MARK ^ p;
     if (owner >= this.chainHead.length) this.growChains(owner);
-    space.u32[p >>> 2] = this.chainHead[owner]!;
+    this.u32[p >>> 2] = this.chainHead[owner]!;
     this.chainHead[owner] = p;
     const n = ++this.chainCount[owner]!;
     if (n === 1) this.notePending(owner);
@@ -479,7 +522,7 @@ export class ArenaHeap {
    * the whole list onto the owner's inbox with one CAS.
    */
   private flushChain(owner: number): number {
-    const u32 = this.space.u32;
+    const u32 = this.u32;
     const list = this.scratch;
     let n = 0;
     for (let p = this.chainHead[owner]!; p !== 0; p = u32[p >>> 2]!) list[n++] = p;
@@ -531,7 +574,7 @@ export class ArenaHeap {
     let run = this.registry.takeInbox(this.slot) >>> 0;
     let reclaimed = 0;
     while (run !== 0) {
-      const next = this.space.u32[run >>> 2]!;
+      const next = this.u32[run >>> 2]!;
       reclaimed += this.reclaimRun(run);
       run = next;
     }
@@ -539,12 +582,11 @@ export class ArenaHeap {
   }
 
   private reclaimRun(tail: number): number {
-    const space = this.space;
     if ((tail & 31) !== 0) badRun(tail, 'the tail is not aligned to 32 bytes');
-    if (tail + 12 > space.viewBytes && !space.covers(tail + 12)) badRun(tail, 'the tail lies outside the heap');
+    if (!this.cover(tail + 12)) badRun(tail, 'the tail lies outside the heap');
     const base = (tail & this.arenaMask) >>> 0;
-    const i32 = space.i32;
-    const u32 = space.u32;
+    const i32 = this.i32;
+    const u32 = this.u32;
     const hb = base >>> 2;
     if (i32[hb + A_MAGIC] !== ARENA_MAGIC || (i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) badRun(tail, 'it is not in an arena');
     if (i32[hb + A_KIND_OWNER]! >>> 8 !== this.slot) badRun(tail, `its arena belongs to owner ${i32[hb + A_KIND_OWNER]! >>> 8}, not ${this.slot}`);
@@ -584,7 +626,7 @@ export class ArenaHeap {
   // ---- slab and arena release --------------------------------------------------------------------
 
   private releaseSlab(base: number, u: number, span: number): void {
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     const hb = base >>> 2;
     for (let k = u; k < u + span; k++) {
       const rk = recordIndex(base, k);
@@ -609,7 +651,7 @@ export class ArenaHeap {
 
   /** Length of the free run that holds units [u, u + span). */
   private runAround(base: number, u: number, span: number): number {
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     const hb = base >>> 2;
     let lo = u;
     while (lo > HEADER_UNITS && (i32[hb + A_UNIT_BITS + ((lo - 1) >>> 5)]! & (1 << ((lo - 1) & 31))) === 0) lo--;
@@ -620,7 +662,7 @@ export class ArenaHeap {
 
   /** Decommits every dirty unit of the arena, run by run. Returns the units decommitted. */
   sweep(base: number): number {
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     const hb = base >>> 2;
     let swept = 0;
     let u = HEADER_UNITS;
@@ -637,14 +679,14 @@ export class ArenaHeap {
       this.space.decommit(base + (start << UNIT_SHIFT), (u - start) << UNIT_SHIFT);
       swept += u - start;
     }
-    this.space.i32[hb + A_DIRTY_UNITS] = 0;
+    this.i32[hb + A_DIRTY_UNITS] = 0;
     return swept;
   }
 
   /** An arena of this agent has no slab left: keep it as the one spare (header pages only), or release it. */
   private arenaEmptied(base: number): void {
     this.sweep(base);
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     let empties = 0;
     for (const a of this.arenas) if (i32[(a >>> 2) + A_FREE_UNITS] === this.usableUnits) empties++;
     if (empties > 1) this.releaseArena(base);
@@ -654,14 +696,14 @@ export class ArenaHeap {
   private releaseArena(base: number): void {
     const at = this.arenas.indexOf(base);
     if (at >= 0) this.arenas.splice(at, 1);
-    Atomics.store(this.space.i32, (base >>> 2) + A_MAGIC, 0);
+    Atomics.store(this.i32, (base >>> 2) + A_MAGIC, 0);
     this.regions.releaseArena(base);
   }
 
   // ---- partial lists and flags -------------------------------------------------------------------
 
   private pushPartial(base: number, s: number, cls: number): void {
-    const u32 = this.space.u32;
+    const u32 = this.u32;
     const hi = (base >>> 2) + A_PARTIAL + cls;
     const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
     const head = u32[hi]!;
@@ -669,11 +711,11 @@ export class ArenaHeap {
     u32[ri + R_PPREV] = 0;
     if (head !== 0) u32[recordIndex(base, (head - base) >>> UNIT_SHIFT) + R_PPREV] = s;
     u32[hi] = s;
-    this.space.i32[ri + R_INFO] |= FLAG_PARTIAL;
+    this.i32[ri + R_INFO] |= FLAG_PARTIAL;
   }
 
   private unlinkPartial(base: number, s: number, cls: number): void {
-    const u32 = this.space.u32;
+    const u32 = this.u32;
     const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
     const next = u32[ri + R_PNEXT]!;
     const prev = u32[ri + R_PPREV]!;
@@ -682,13 +724,13 @@ export class ArenaHeap {
     if (next !== 0) u32[recordIndex(base, (next - base) >>> UNIT_SHIFT) + R_PPREV] = prev;
     u32[ri + R_PNEXT] = 0;
     u32[ri + R_PPREV] = 0;
-    this.space.i32[ri + R_INFO] &= ~FLAG_PARTIAL;
+    this.i32[ri + R_INFO] &= ~FLAG_PARTIAL;
   }
 
   private setFlags(s: number, set: number, clear: number): void {
     const base = (s & this.arenaMask) >>> 0;
     const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     i32[ri + R_INFO] = (i32[ri + R_INFO]! & ~clear) | set;
   }
 
@@ -713,7 +755,7 @@ export class ArenaHeap {
   stats(): ArenaStats {
     const perClass: ClassStats[] = [];
     for (let c = 0; c < CLASS_COUNT; c++) perClass.push({ size: 32 << c, slabs: 0, live: 0, free: 0 });
-    const i32 = this.space.i32;
+    const i32 = this.i32;
     let used = 0;
     let dirty = 0;
     let liveBytes = 0;
@@ -754,10 +796,9 @@ export class ArenaHeap {
    * @throws HeapError CORRUPTION naming the first broken invariant.
    */
   check(): void {
-    const space = this.space;
     for (const base of this.regions.carvedArenas()) {
-      if (!space.covers(base + 64)) continue; // carved elsewhere, header not committed yet
-      const i32 = space.i32;
+      if (!this.cover(base + 64)) continue; // carved elsewhere, header not committed yet
+      const i32 = this.i32;
       const hb = base >>> 2;
       const magic = Atomics.load(i32, hb + A_MAGIC);
       if (magic === 0) continue; // being laid out, or not an arena of this tier
@@ -770,7 +811,7 @@ export class ArenaHeap {
       const s = this.current[cls]!;
       if (s === 0) continue;
       const base = (s & this.arenaMask) >>> 0;
-      const info = space.i32[recordIndex(base, (s - base) >>> UNIT_SHIFT) + R_INFO]!;
+      const info = this.i32[recordIndex(base, (s - base) >>> UNIT_SHIFT) + R_INFO]!;
       if ((info & FLAG_CURRENT) === 0 || ((info >>> CLASS_SHIFT) & CLASS_MASK) !== cls || (info & STATE_MASK) !== STATE_HEAD) {
         throw corrupt(s, `current slab of class ${cls} has info ${info}`);
       }
@@ -778,8 +819,8 @@ export class ArenaHeap {
   }
 
   private checkArena(base: number): void {
-    const i32 = this.space.i32;
-    const u32 = this.space.u32;
+    const i32 = this.i32;
+    const u32 = this.u32;
     const hb = base >>> 2;
     if (i32[hb + A_MAGIC] !== ARENA_MAGIC) throw corrupt(base, 'own arena lost its magic');
     if (i32[hb + A_KIND_OWNER]! >>> 8 !== this.slot) throw corrupt(base, `owner ${i32[hb + A_KIND_OWNER]! >>> 8}, expected ${this.slot}`);
@@ -854,6 +895,11 @@ export class ArenaHeap {
       if (partial && (live === 0 || live === capacity)) throw corrupt(s, `on the partial list with ${live} of ${capacity} live`);
     }
   }
+}
+
+/** Whether a sized free's `size` names the class recorded in `info`. */
+function sizeMatches(size: number, info: number): boolean {
+  return (size >>> 0) === size && size <= MAX_CLASS_SIZE && classIndex(size) === ((info >>> CLASS_SHIFT) & CLASS_MASK);
 }
 
 function badRun(tail: number, why: string): never {
