@@ -1,0 +1,41 @@
+import { Worker } from 'node:worker_threads';
+
+/** Sync words shared with test workers: [ready, go, running, phase barrier, phase barrier 2]. */
+export const SYNC_WORDS = 8;
+
+/**
+ * Starts `count` workers of `script`, each with `data(i)` plus `{ index, count, sync }`, holds them until
+ * all are ready, releases them together and resolves with the message each posts. Rejects on the first
+ * worker error or non-zero exit.
+ */
+export async function runWorkers<T>(script: URL, count: number, data: (index: number) => Record<string, unknown>): Promise<T[]> {
+  const sync = new SharedArrayBuffer(SYNC_WORDS * 4);
+  const flags = new Int32Array(sync);
+  let failure: unknown = null;
+  const results: Promise<T>[] = [];
+  for (let index = 0; index < count; index++) {
+    const worker = new Worker(script, { workerData: { ...data(index), index, count, sync } });
+    results.push(
+      new Promise<T>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', (err) => {
+          failure = err;
+          reject(err);
+        });
+        worker.once('exit', (code) => {
+          if (code !== 0) {
+            failure ??= new Error(`worker ${index} exited with code ${code}`);
+            reject(failure);
+          }
+        });
+      }),
+    );
+  }
+  const all = Promise.all(results);
+  all.catch(() => {});
+  while (Atomics.load(flags, 0) < count && failure === null) await new Promise((r) => setTimeout(r, 2));
+  if (failure !== null) throw failure;
+  Atomics.store(flags, 1, 1);
+  Atomics.notify(flags, 1);
+  return all;
+}
