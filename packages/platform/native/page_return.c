@@ -11,6 +11,7 @@
  * call the returned pages read as zeros in every agent, and they cost no resident memory until touched.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
