@@ -3,7 +3,9 @@
  * checks and conveniences a user expects: size validation, calloc, realloc, views that are always
  * current, stats and a full invariant check.
  */
-import { ArenaHeap, MAX_CLASS_SIZE, classIndex, type ClassStats } from '@paddock/arena';
+import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, type ClassStats } from '@paddock/arena';
+import { LargeTier, type LargeStats } from '@paddock/large';
+import { ThreadCache } from '@paddock/thread-cache';
 import {
   HeapError,
   createAddressSpace,
@@ -15,7 +17,7 @@ import {
   type BackingKind,
   type PageReturnMode,
 } from '@paddock/platform';
-import { DEFAULT_PROFILE, resolveProfile, validateProfile } from '@paddock/profile';
+import { DEFAULT_PROFILE, resolveProfile, validateProfile, type ResolvedProfile } from '@paddock/profile';
 import { Regions } from '@paddock/region';
 import { Registry } from '@paddock/registry';
 
@@ -65,6 +67,15 @@ export interface HeapStats {
   arenas: number;
   pendingChainObjects: number;
   perClass: ClassStats[];
+  /** Bytes of freed small blocks held in this agent's thread cache (they still count in `liveBytes` of their owner). */
+  cacheBytes: number;
+  /** Blocks held per class in this agent's thread cache. */
+  cacheBlocks: number[];
+  /** Large objects live in this agent's arenas, and their bytes (included in `liveBytes`). */
+  largeObjects: number;
+  largeBytes: number;
+  /** This agent's retention ledger: retained large units and stashed oversized mappings. */
+  retention: LargeStats;
 }
 
 /** One agent's handle on a shared heap. */
@@ -77,13 +88,25 @@ export class Heap {
   /** The address space underneath (views, reserve, commit). */
   readonly space: AddressSpace;
   private readonly arena: ArenaHeap;
+  private readonly cache: ThreadCache;
+  private readonly tier: LargeTier;
+  private readonly regions: Regions;
 
   /** @internal use {@link createHeap} or {@link attachHeap}. */
   constructor(space: AddressSpace, regions: Regions, registry: Registry, profile: number) {
     this.space = space;
+    this.regions = regions;
     this.profile = profile;
-    this.arena = new ArenaHeap(space, regions, registry, resolveProfile(profile, regions.geometry.unitsPerArena));
+    const resolved: ResolvedProfile = resolveProfile(profile, regions.geometry.unitsPerArena);
+    this.arena = new ArenaHeap(space, regions, registry, resolved);
+    this.cache = new ThreadCache(this.arena, resolved.cacheDepth);
+    this.tier = new LargeTier(space, this.arena, resolved.largeRetention);
     this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: BACKEND, space: space.handle };
+  }
+
+  /** The largest object served from arena units; above it, an oversized mapping. */
+  get largeMax(): number {
+    return this.arena.largeMax;
   }
 
   /**
@@ -92,7 +115,19 @@ export class Heap {
    * @throws RangeError for a size that is negative, not an integer, or above what the heap serves.
    */
   malloc(size: number): number {
-    return this.arena.malloc(size);
+    if ((size >>> 0) === size && size <= MAX_CLASS_SIZE) {
+      const cls = classIndex(size);
+      const p = this.cache.pop(cls);
+      return p !== 0 ? p : this.arena.allocClass(cls);
+    }
+    return this.mallocAbove(size);
+  }
+
+  private mallocAbove(size: number): number {
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > this.space.maxBytes) {
+      throw new RangeError(`size must be an integer from 0 to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
+    }
+    return size <= this.arena.largeMax ? this.arena.allocLarge(size) : this.tier.mallocOversized(size);
   }
 
   /**
@@ -103,10 +138,10 @@ export class Heap {
     if ((count >>> 0) !== count) throw new RangeError(`calloc count must be a non-negative integer, got ${describeValue(count)}`);
     if ((size >>> 0) !== size) throw new RangeError(`calloc size must be a non-negative integer, got ${describeValue(size)}`);
     const total = count * size;
-    if (total > MAX_CLASS_SIZE) {
-      throw new RangeError(`calloc(${count}, ${size}) asks for ${total} bytes, above the largest size this heap serves (${MAX_CLASS_SIZE})`);
+    if (total > this.space.maxBytes) {
+      throw new RangeError(`calloc(${count}, ${size}) asks for ${total} bytes, more than maxBytes ${this.space.maxBytes}`);
     }
-    const p = this.arena.malloc(total);
+    const p = this.malloc(total);
     this.space.u8.fill(0, p, p + total);
     return p;
   }
@@ -118,15 +153,24 @@ export class Heap {
    */
   realloc(ptr: number, size: number): number {
     if (ptr === 0) return this.malloc(size);
-    if ((size >>> 0) !== size || size > MAX_CLASS_SIZE) {
-      throw new RangeError(`size must be an integer from 0 to ${MAX_CLASS_SIZE} bytes, got ${describeValue(size)}`);
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > this.space.maxBytes) {
+      throw new RangeError(`size must be an integer from 0 to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
     }
-    const old = this.arena.usableSize(ptr);
-    if (classIndex(size) === classIndex(old)) return ptr;
-    const moved = this.arena.malloc(size);
-    const u8 = this.space.u8;
-    u8.copyWithin(moved, ptr, ptr + Math.min(old, size));
-    this.arena.free(ptr);
+    let old: number;
+    if (this.tier.isMapping(ptr)) {
+      if (this.tier.resizeInPlace(ptr, size)) return ptr;
+      old = this.tier.usableSize(ptr);
+    } else {
+      old = this.arena.usableSize(ptr);
+      if (old <= MAX_CLASS_SIZE) {
+        if (size <= MAX_CLASS_SIZE && classIndex(size) === classIndex(old)) return ptr;
+      } else if (size > MAX_CLASS_SIZE && size <= this.arena.largeMax && Math.ceil(size / LARGE_ROUND) * LARGE_ROUND === old) {
+        return ptr;
+      }
+    }
+    const moved = this.malloc(size);
+    this.space.u8.copyWithin(moved, ptr, ptr + Math.min(old, size));
+    this.free(ptr);
     return moved;
   }
 
@@ -136,11 +180,18 @@ export class Heap {
    * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) and leaves the heap as it was.
    */
   free(ptr: number, size?: number): void {
-    this.arena.free(ptr, size);
+    if (ptr === 0) return;
+    const cls = this.arena.validateFree(ptr, size);
+    if (cls >= 0) {
+      if (cls >= CLASS_COUNT || !this.cache.push(cls, ptr)) this.arena.freeValidated(ptr);
+      return;
+    }
+    this.tier.freeOversized(ptr, size);
   }
 
   /** Bytes usable at `ptr` (at least what was asked for). */
   usableSize(ptr: number): number {
+    if (this.tier.isMapping(ptr)) return this.tier.usableSize(ptr);
     return this.arena.usableSize(ptr);
   }
 
@@ -183,6 +234,7 @@ export class Heap {
   /** Counts for this agent and the heap. */
   stats(): HeapStats {
     const a = this.arena.stats();
+    const c = this.cache.stats();
     return {
       backend: this.backend,
       pageReturn: this.space.pageReturn,
@@ -194,12 +246,38 @@ export class Heap {
       arenas: a.arenas,
       pendingChainObjects: a.pendingChainObjects,
       perClass: a.perClass,
+      cacheBytes: c.bytes,
+      cacheBlocks: c.blocks,
+      largeObjects: a.largeObjects,
+      largeBytes: a.largeBytes,
+      retention: this.tier.stats(),
     };
   }
 
   /** Walks every arena this agent can see and validates its invariants. @throws HeapError CORRUPTION. */
   check(): void {
     this.arena.check();
+    this.tier.check();
+  }
+
+  /** Sends every block in this agent's thread cache home. Returns how many. */
+  flushCache(): number {
+    return this.cache.flush();
+  }
+
+  /** Returns every retained large unit and stashed oversized mapping of this agent to the OS. */
+  purgeRetention(): number {
+    return this.tier.purge();
+  }
+
+  /** @internal the thread cache, for tests and tools. */
+  get threadCache(): ThreadCache {
+    return this.cache;
+  }
+
+  /** @internal the large tier, for tests and tools. */
+  get largeTier(): LargeTier {
+    return this.tier;
   }
 
   /** @internal the arena engine, for tests and tools. */

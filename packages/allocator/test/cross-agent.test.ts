@@ -39,9 +39,10 @@ describe('cross-agent frees with real workers', () => {
     heap.malloc(32);
     const live = heap.stats().liveBytes;
     const w = startWorker('free-only.mjs', { handle: heap.handle, blocks });
-    const r = await nextMessage<{ slot: number; pendingBeforeFlush: number; pendingAfter: number }>(w);
+    const r = await nextMessage<{ slot: number; cached: number; pendingBeforeFlush: number; pendingAfter: number }>(w);
     await w.terminate();
     expect(r.slot).toBe(0);
+    expect(r.cached).toBe(100); // first into the freeing agent's cache
     expect(r.pendingBeforeFlush).toBe(100 - 3 * 32); // three chains of 32 went home as they filled
     expect(r.pendingAfter).toBe(0);
     expect(heap.drain()).toBe(100);

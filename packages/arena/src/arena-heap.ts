@@ -20,6 +20,8 @@ import {
   A_KIND_OWNER,
   A_MAGIC,
   A_PARTIAL,
+  A_RETAINED_BITS,
+  A_RETAINED_UNITS,
   A_RUN_BOUND,
   A_UNITS,
   A_UNIT_BITS,
@@ -31,12 +33,16 @@ import {
   FREED_MARK,
   HEADER_UNITS,
   KIND_ARENA,
+  KIND_MAPPING,
+  LARGE_CLASS,
+  MAPPING_MAGIC,
   R_BUMP,
   R_FREE,
   R_INFO,
   R_LIVE,
   R_PNEXT,
   R_PPREV,
+  R_SIZE,
   R_SPAN,
   STATE_CONT,
   STATE_FREE,
@@ -55,6 +61,20 @@ export const CHAIN_MAP_INITIAL = 64;
 /** Classes whose slab is one unit; higher classes span 2-64 units and hold one object. */
 const LAST_UNIT_CLASS = 9;
 
+/**
+ * How a large block's units may stay committed after it is freed (the large tier's retention ledger).
+ * Admission is all or nothing.
+ */
+export interface SpanRetention {
+  /** Whether `units` units of a freed large block may be kept committed; if so they are on the ledger. */
+  admitUnits(units: number): boolean;
+  /** `units` retained units left the ledger (carved again, or their arena was released). */
+  unitsTaken(units: number): void;
+}
+
+/** Large objects are rounded up to this (1 KiB). */
+export const LARGE_ROUND = 1024;
+
 /** Per-class figures of {@link ArenaHeap.stats}. */
 export interface ClassStats {
   size: number;
@@ -70,6 +90,9 @@ export interface ArenaStats {
   liveBytes: number;
   usedUnits: number;
   dirtyUnits: number;
+  retainedUnits: number;
+  largeObjects: number;
+  largeBytes: number;
   pendingChainObjects: number;
   perClass: ClassStats[];
 }
@@ -95,6 +118,10 @@ export class ArenaHeap {
   readonly sweepThreshold: number;
   /** This agent's owner slot; 0 until it carves its first arena. */
   slot = 0;
+  /** Keeps freed large units committed within a budget (set by the large tier); null retains nothing. */
+  retention: SpanRetention | null = null;
+  /** Largest large object: every usable unit of an arena. */
+  readonly largeMax: number;
   /** Int32 index of this agent's inbox head word (valid once `slot` is set). */
   private inbox = 0;
   /** This agent's views of the buffer, kept here so the hot paths load them with one read. */
@@ -121,6 +148,7 @@ export class ArenaHeap {
     this.units = this.arenaBytes >>> UNIT_SHIFT;
     this.usableUnits = this.units - HEADER_UNITS;
     this.arenaMask = ~(this.arenaBytes - 1);
+    this.largeMax = this.usableUnits << UNIT_SHIFT;
     if (profile.unitsPerArena !== this.units) {
       throw new RangeError(`profile resolved for ${profile.unitsPerArena} units per arena, the heap has ${this.units}`);
     }
@@ -224,9 +252,34 @@ export class ArenaHeap {
     return 0;
   }
 
+  /**
+   * Allocates a large object: above 1 MiB up to {@link largeMax}, rounded up to 1 KiB, one object on its own
+   * run of units. Frees delivered by other agents are drained first, so their units (often still retained,
+   * committed) serve this request.
+   * @throws RangeError for a size outside (1 MiB, largeMax].
+   */
+  allocLarge(size: number): number {
+    if ((size >>> 0) !== size || size <= MAX_CLASS_SIZE || size > this.largeMax) {
+      throw new RangeError(`large size must be an integer above ${MAX_CLASS_SIZE} up to ${this.largeMax} bytes, got ${String(size)}`);
+    }
+    if (this.slot !== 0 && Atomics.load(this.i32, this.inbox) !== 0) this.drain();
+    const bytes = Math.ceil(size / LARGE_ROUND) * LARGE_ROUND;
+    const s = this.reserveSpan(Math.ceil(bytes / UNIT), LARGE_CLASS);
+    const base = (s & this.arenaMask) >>> 0;
+    const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+    this.u32[ri + R_SIZE] = bytes;
+    this.u32[ri + R_BUMP] = s + bytes;
+    this.i32[ri + R_LIVE] = 1;
+    this.i32[(s >>> 2) + 1] = 0;
+    return s;
+  }
+
   /** Finds units for a new slab of class `cls` in this agent's arenas (newest first), or a new arena. */
   private reserveSlab(cls: number): number {
-    const span = spanOf(cls);
+    return this.reserveSpan(spanOf(cls), cls);
+  }
+
+  private reserveSpan(span: number, cls: number): number {
     const i32 = this.i32;
     for (let i = this.arenas.length - 1; i >= 0; i--) {
       const base = this.arenas[i]!;
@@ -282,19 +335,28 @@ export class ArenaHeap {
     const hb = base >>> 2;
     let i32 = this.i32;
     let clean = 0;
+    let taken = 0;
     for (let k = u; k < u + span; k++) {
       const w = hb + A_UNIT_BITS + (k >>> 5);
       const bit = 1 << (k & 31);
       i32[w] |= bit;
       const d = hb + A_DIRTY_BITS + (k >>> 5);
+      const r = hb + A_RETAINED_BITS + (k >>> 5);
       if ((i32[d]! & bit) !== 0) {
         i32[d] &= ~bit;
         i32[hb + A_DIRTY_UNITS]--;
+      } else if ((i32[r]! & bit) !== 0) {
+        i32[r] &= ~bit;
+        taken++;
       } else {
         clean++;
       }
     }
     i32[hb + A_FREE_UNITS] -= span;
+    if (taken !== 0) {
+      i32[hb + A_RETAINED_UNITS] -= taken;
+      if (this.retention) this.retention.unitsTaken(taken);
+    }
     const s = base + (u << UNIT_SHIFT);
     if (clean !== 0) {
       this.space.commit(s, span << UNIT_SHIFT);
@@ -310,6 +372,7 @@ export class ArenaHeap {
     i32[ri + R_SPAN] = span;
     u32[ri + R_PNEXT] = 0;
     u32[ri + R_PPREV] = 0;
+    u32[ri + R_SIZE] = 0;
     for (let k = 1; k < span; k++) {
       const rk = recordIndex(base, u + k);
       i32[rk + R_INFO] = STATE_CONT;
@@ -351,41 +414,67 @@ export class ArenaHeap {
    */
   free(p: number, size?: number): void {
     if (p === 0) return;
+    if (this.validateFree(p, size) < 0) this.refuse(p, size);
+    this.freeValidated(p);
+  }
+
+  /**
+   * Checks a free of `p` (and its size, if given) without changing anything. Returns the object's class
+   * (0-15, or 16 for a large object), or -1 when `p` lies in an oversized mapping (whose tier checks it).
+   * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) for anything else.
+   */
+  validateFree(p: number, size: number | undefined): number {
     if ((p >>> 0) === p && (p & 31) === 0 && (p + 8 <= this.viewBytes || this.cover(p + 8))) {
       const i32 = this.i32;
       const base = (p & this.arenaMask) >>> 0;
       const hb = base >>> 2;
-      const kindOwner = i32[hb]!;
       const u = (p - base) >>> UNIT_SHIFT;
-      if (i32[hb + A_MAGIC] === ARENA_MAGIC && (kindOwner & 255) === KIND_ARENA && u >= HEADER_UNITS) {
+      if (i32[hb + A_MAGIC] === ARENA_MAGIC && (i32[hb]! & 255) === KIND_ARENA && u >= HEADER_UNITS) {
         const ri = recordIndex(base, u);
         const info = i32[ri + R_INFO]!;
+        const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
         if (
           (info & STATE_MASK) === STATE_HEAD &&
-          ((p - base - (u << UNIT_SHIFT)) & ((32 << ((info >>> CLASS_SHIFT) & CLASS_MASK)) - 1)) === 0 &&
+          ((p - base - (u << UNIT_SHIFT)) & ((32 << cls) - 1)) === 0 &&
           i32[ri + R_LIVE]! > 0 &&
           p < this.u32[ri + R_BUMP]! &&
           i32[(p >>> 2) + 1] !== (FREED_MARK ^ p) &&
-          (size === undefined || sizeMatches(size, info))
+          (size === undefined || sizeMatches(size, info, this.u32[ri + R_SIZE]!))
         ) {
-          const owner = kindOwner >>> 8;
-          if (owner === this.slot) this.freeLocal(p, ri, info);
-          else this.freeForeign(p, owner);
-          return;
+          return cls;
         }
+      } else if (i32[hb + A_MAGIC] === MAPPING_MAGIC && (i32[hb]! & 255) === KIND_MAPPING) {
+        return -1;
       }
     }
-    this.refuse(p, size);
+    return this.refuse(p, size);
+  }
+
+  /** Frees `p`, already checked by {@link validateFree}: onto its slab's free list here, or its owner's chain. */
+  freeValidated(p: number): void {
+    const base = (p & this.arenaMask) >>> 0;
+    const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT);
+    const owner = this.i32[base >>> 2]! >>> 8;
+    if (owner === this.slot) this.freeLocal(p, ri, this.i32[ri + R_INFO]!);
+    else this.freeForeign(p, owner);
+  }
+
+  /** Writes the freed mark into `p` (a block held freed outside any list, e.g. in a cache). */
+  markFreed(p: number): void {
+    this.i32[(p >>> 2) + 1] = FREED_MARK ^ p;
+  }
+
+  /** Clears the freed mark of `p` (it is handed out again). */
+  clearMark(p: number): void {
+    this.i32[(p >>> 2) + 1] = 0;
   }
 
   /** The slow path of a refused free: finds the exact reason and throws it. */
   private refuse(p: number, size: number | undefined): never {
     const ri = this.locate(p, 'free');
-    const info = this.i32[ri + R_INFO]!;
-    if (size !== undefined) {
-      if ((size >>> 0) !== size || size > MAX_CLASS_SIZE) throw badSize(size);
-      const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
-      throw new HeapError('WRONG_SIZE', `free of ${formatAddress(p)} with size ${size}: the block is of the ${32 << cls}-byte class`, p);
+    if (size !== undefined && !sizeMatches(size, this.i32[ri + R_INFO]!, this.u32[ri + R_SIZE]!)) {
+      if ((size >>> 0) !== size) throw badSize(size);
+      throw new HeapError('WRONG_SIZE', `free of ${formatAddress(p)} with size ${size}: the block holds ${this.objectSize(ri)} bytes`, p);
     }
     throw new HeapError('DOUBLE_FREE', `double free of ${formatAddress(p)}`, p);
   }
@@ -434,7 +523,13 @@ export class ArenaHeap {
     if (i32[(p >>> 2) + 1] === (FREED_MARK ^ p)) {
       throw new HeapError('DOUBLE_FREE', `usableSize: ${formatAddress(p)} has been freed`, p);
     }
-    return 32 << ((i32[ri + R_INFO]! >>> CLASS_SHIFT) & CLASS_MASK);
+    return this.objectSize(ri);
+  }
+
+  /** Bytes of one object of the slab whose record is at `ri`. */
+  private objectSize(ri: number): number {
+    const cls = (this.i32[ri + R_INFO]! >>> CLASS_SHIFT) & CLASS_MASK;
+    return cls === LARGE_CLASS ? this.u32[ri + R_SIZE]! : 32 << cls;
   }
 
   private freeLocal(p: number, ri: number, info: number): void {
@@ -463,7 +558,7 @@ export class ArenaHeap {
         return;
       }
       if ((info & FLAG_PARTIAL) !== 0) this.unlinkPartial(base, s, cls);
-      this.releaseSlab(base, u, this.i32[ri + R_SPAN]!);
+      this.releaseSlab(base, u, this.i32[ri + R_SPAN]!, cls === LARGE_CLASS);
     } else if ((info & (FLAG_CURRENT | FLAG_PARTIAL)) === 0) {
       this.pushPartial(base, s, cls);
     }
@@ -595,10 +690,10 @@ export class ArenaHeap {
     const ri = recordIndex(base, u);
     const info = i32[ri + R_INFO]!;
     if ((info & STATE_MASK) !== STATE_HEAD) badRun(tail, 'the tail does not sit in a head unit');
-    const size = 32 << ((info >>> CLASS_SHIFT) & CLASS_MASK);
+    const size = this.objectSize(ri);
     const s = base + (u << UNIT_SHIFT);
     const bump = u32[ri + R_BUMP]!;
-    const capacity = (i32[ri + R_SPAN]! << UNIT_SHIFT) / size;
+    const capacity = ((info >>> CLASS_SHIFT) & CLASS_MASK) === LARGE_CLASS ? 1 : (i32[ri + R_SPAN]! << UNIT_SHIFT) / size;
     const first = u32[(tail >>> 2) + 1]!;
     const length = i32[(tail >>> 2) + 2]!;
     if (capacity === 1 && (length !== 1 || first !== s)) badRun(tail, 'a block run must have length 1 and start at the block');
@@ -606,7 +701,7 @@ export class ArenaHeap {
     if (i32[ri + R_LIVE]! < length) badRun(tail, `its length ${length} is above the slab's live count ${i32[ri + R_LIVE]}`);
     let m = first;
     for (let k = 1; ; k++) {
-      if ((m - s) >>> 0 >= (bump - s) >>> 0 || ((m - s) & (size - 1)) !== 0) {
+      if ((m - s) >>> 0 >= (bump - s) >>> 0 || (capacity === 1 ? m !== s : ((m - s) & (size - 1)) !== 0)) {
         badRun(tail, `member ${formatAddress(m)} is outside its slab or misaligned for the ${size}-byte class`);
       }
       if (k === length) break;
@@ -625,7 +720,7 @@ export class ArenaHeap {
 
   // ---- slab and arena release --------------------------------------------------------------------
 
-  private releaseSlab(base: number, u: number, span: number): void {
+  private releaseSlab(base: number, u: number, span: number, large: boolean): void {
     const i32 = this.i32;
     const hb = base >>> 2;
     for (let k = u; k < u + span; k++) {
@@ -639,7 +734,11 @@ export class ArenaHeap {
     if (u < i32[hb + A_HINT]!) i32[hb + A_HINT] = u;
     const run = this.runAround(base, u, span);
     if (run > i32[hb + A_RUN_BOUND]!) i32[hb + A_RUN_BOUND] = run;
-    if (span >= this.decommitSpan) {
+    if (large && this.retention !== null && this.retention.admitUnits(span)) {
+      // Retained: the units stay committed for the next large block; the sweep leaves them alone.
+      for (let k = u; k < u + span; k++) i32[hb + A_RETAINED_BITS + (k >>> 5)] |= 1 << (k & 31);
+      i32[hb + A_RETAINED_UNITS] += span;
+    } else if (span >= this.decommitSpan) {
       this.space.decommit(base + (u << UNIT_SHIFT), span << UNIT_SHIFT);
     } else {
       for (let k = u; k < u + span; k++) i32[hb + A_DIRTY_BITS + (k >>> 5)] |= 1 << (k & 31);
@@ -696,8 +795,36 @@ export class ArenaHeap {
   private releaseArena(base: number): void {
     const at = this.arenas.indexOf(base);
     if (at >= 0) this.arenas.splice(at, 1);
+    const retained = this.i32[(base >>> 2) + A_RETAINED_UNITS]!;
+    if (retained !== 0 && this.retention !== null) this.retention.unitsTaken(retained);
     Atomics.store(this.i32, (base >>> 2) + A_MAGIC, 0);
     this.regions.releaseArena(base);
+  }
+
+  /** Decommits every retained unit of this agent's arenas; returns the units given back. */
+  purgeRetained(): number {
+    let purged = 0;
+    for (const base of this.arenas) {
+      const i32 = this.i32;
+      const hb = base >>> 2;
+      if (i32[hb + A_RETAINED_UNITS] === 0) continue;
+      let u = HEADER_UNITS;
+      while (u < this.units) {
+        if ((i32[hb + A_RETAINED_BITS + (u >>> 5)]! & (1 << (u & 31))) === 0) {
+          u++;
+          continue;
+        }
+        const start = u;
+        while (u < this.units && (i32[hb + A_RETAINED_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0) {
+          i32[hb + A_RETAINED_BITS + (u >>> 5)] &= ~(1 << (u & 31));
+          u++;
+        }
+        this.space.decommit(base + (start << UNIT_SHIFT), (u - start) << UNIT_SHIFT);
+        purged += u - start;
+      }
+      i32[hb + A_RETAINED_UNITS] = 0;
+    }
+    return purged;
   }
 
   // ---- partial lists and flags -------------------------------------------------------------------
@@ -758,18 +885,28 @@ export class ArenaHeap {
     const i32 = this.i32;
     let used = 0;
     let dirty = 0;
+    let retained = 0;
+    let largeObjects = 0;
+    let largeBytes = 0;
     let liveBytes = 0;
     for (const base of this.arenas) {
       const hb = base >>> 2;
       used += this.usableUnits - i32[hb + A_FREE_UNITS]!;
       dirty += i32[hb + A_DIRTY_UNITS]!;
+      retained += i32[hb + A_RETAINED_UNITS]!;
       for (let u = HEADER_UNITS; u < this.units; u++) {
         const ri = recordIndex(base, u);
         const info = i32[ri + R_INFO]!;
         if ((info & STATE_MASK) !== STATE_HEAD) continue;
         const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
-        const size = 32 << cls;
         const live = i32[ri + R_LIVE]!;
+        if (cls === LARGE_CLASS) {
+          largeObjects += live;
+          largeBytes += live * this.u32[ri + R_SIZE]!;
+          liveBytes += live * this.u32[ri + R_SIZE]!;
+          continue;
+        }
+        const size = 32 << cls;
         const cap = (i32[ri + R_SPAN]! << UNIT_SHIFT) / size;
         const c = perClass[cls]!;
         c.slabs++;
@@ -784,6 +921,9 @@ export class ArenaHeap {
       liveBytes,
       usedUnits: used,
       dirtyUnits: dirty,
+      retainedUnits: retained,
+      largeObjects,
+      largeBytes,
       pendingChainObjects: this.pendingChainObjects(),
       perClass,
     };
@@ -826,11 +966,13 @@ export class ArenaHeap {
     if (i32[hb + A_KIND_OWNER]! >>> 8 !== this.slot) throw corrupt(base, `owner ${i32[hb + A_KIND_OWNER]! >>> 8}, expected ${this.slot}`);
     let free = 0;
     let dirty = 0;
+    let retained = 0;
     let longest = 0;
     let run = 0;
     for (let u = 0; u < this.units; u++) {
       const inUse = (i32[hb + A_UNIT_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
       const isDirty = (i32[hb + A_DIRTY_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
+      const isRetained = (i32[hb + A_RETAINED_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
       if (u < HEADER_UNITS) {
         if (!inUse) throw corrupt(base, `header unit ${u} marked free`);
         continue;
@@ -838,6 +980,8 @@ export class ArenaHeap {
       const state = i32[recordIndex(base, u) + R_INFO]! & STATE_MASK;
       if (inUse === (state === STATE_FREE)) throw corrupt(base, `unit ${u}: bitmap says ${inUse ? 'used' : 'free'}, record state ${state}`);
       if (isDirty && inUse) throw corrupt(base, `unit ${u} is dirty and in use`);
+      if (isRetained && (inUse || isDirty)) throw corrupt(base, `unit ${u} is retained and ${inUse ? 'in use' : 'dirty'}`);
+      if (isRetained) retained++;
       if (!inUse) {
         free++;
         if (++run > longest) longest = run;
@@ -846,6 +990,7 @@ export class ArenaHeap {
     }
     if (free !== i32[hb + A_FREE_UNITS]) throw corrupt(base, `free units ${i32[hb + A_FREE_UNITS]}, counted ${free}`);
     if (dirty !== i32[hb + A_DIRTY_UNITS]) throw corrupt(base, `dirty units ${i32[hb + A_DIRTY_UNITS]}, counted ${dirty}`);
+    if (retained !== i32[hb + A_RETAINED_UNITS]) throw corrupt(base, `retained units ${i32[hb + A_RETAINED_UNITS]}, counted ${retained}`);
     if (longest > i32[hb + A_RUN_BOUND]!) throw corrupt(base, `run bound ${i32[hb + A_RUN_BOUND]} below a free run of ${longest}`);
     const onPartial = new Set<number>();
     for (let cls = 0; cls < CLASS_COUNT; cls++) {
@@ -867,14 +1012,22 @@ export class ArenaHeap {
       const info = i32[ri + R_INFO]!;
       if ((info & STATE_MASK) !== STATE_HEAD) continue;
       const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
-      const size = 32 << cls;
       const span = i32[ri + R_SPAN]!;
-      if (span !== spanOf(cls)) throw corrupt(base, `unit ${u}: span ${span} for class ${cls}`);
       for (let k = 1; k < span; k++) {
         const rk = recordIndex(base, u + k);
         if ((i32[rk + R_INFO]! & STATE_MASK) !== STATE_CONT || i32[rk + R_SPAN] !== k) throw corrupt(base, `unit ${u + k}: bad continuation`);
       }
       const s = base + (u << UNIT_SHIFT);
+      if (cls === LARGE_CLASS) {
+        const bytes = u32[ri + R_SIZE]!;
+        if (bytes <= MAX_CLASS_SIZE || bytes % LARGE_ROUND !== 0 || span !== Math.ceil(bytes / UNIT)) throw corrupt(s, `large block of ${bytes} bytes on ${span} units`);
+        if (i32[ri + R_LIVE] !== 1 || u32[ri + R_BUMP] !== s + bytes || u32[ri + R_FREE] !== 0 || (info & (FLAG_CURRENT | FLAG_PARTIAL)) !== 0) {
+          throw corrupt(s, 'large block record is inconsistent');
+        }
+        continue;
+      }
+      if (cls >= CLASS_COUNT || span !== spanOf(cls)) throw corrupt(base, `unit ${u}: span ${span} for class ${cls}`);
+      const size = 32 << cls;
       const end = s + (span << UNIT_SHIFT);
       const bump = u32[ri + R_BUMP]!;
       if (bump < s || bump > end || (bump - s) % size !== 0) throw corrupt(s, `bump ${formatAddress(bump)} outside the slab`);
@@ -898,8 +1051,11 @@ export class ArenaHeap {
 }
 
 /** Whether a sized free's `size` names the class recorded in `info`. */
-function sizeMatches(size: number, info: number): boolean {
-  return (size >>> 0) === size && size <= MAX_CLASS_SIZE && classIndex(size) === ((info >>> CLASS_SHIFT) & CLASS_MASK);
+function sizeMatches(size: number, info: number, largeBytes: number): boolean {
+  if ((size >>> 0) !== size) return false;
+  const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+  if (cls === LARGE_CLASS) return size > MAX_CLASS_SIZE && Math.ceil(size / LARGE_ROUND) * LARGE_ROUND === largeBytes;
+  return size <= MAX_CLASS_SIZE && classIndex(size) === cls;
 }
 
 function badRun(tail: number, why: string): never {

@@ -10,13 +10,16 @@
  *
  * See docs/design/arena.md.
  */
-export { ArenaHeap, CHAIN_FLUSH, CHAIN_MAP_INITIAL, spanOf, type ArenaStats, type ClassStats } from './arena-heap.js';
+export { ArenaHeap, CHAIN_FLUSH, CHAIN_MAP_INITIAL, LARGE_ROUND, spanOf, type ArenaStats, type ClassStats, type SpanRetention } from './arena-heap.js';
 export { CLASS_COUNT, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize } from './size-class.js';
 export {
   ARENA_MAGIC,
   FREED_MARK,
   HEADER_UNITS,
   KIND_ARENA,
+  KIND_MAPPING,
+  LARGE_CLASS,
+  MAPPING_MAGIC,
   RECORD_BYTES,
   UNIT,
   UNIT_SHIFT,

@@ -8,15 +8,16 @@
  *   0  kind | owner slot << 8   (the first word a foreign free reads)
  *   1  magic                    (cleared before the arena is released)
  *   2  free units               3  longest-run bound   4  first-fit hint (lowest unit that may be free)
- *   5  dirty units              6  next arena of the same owner (0 ends)   7  units per arena
+ *   5  dirty units              6  retained units             7  units per arena
  *   8..23   partial-slab list head per class (slab address, 0 = empty)
  *   24..39  unit bitmap (bit set = unit in use; units 0 and 1 always set)
  *   40..55  dirty bitmap (free units still committed, waiting for a sweep)
+ *   56..71  retained bitmap (free units of a released large block kept committed for reuse)
  *
  * Per-unit record (unit 1, 32 bytes each, record u at base + 16 KiB + 32 u):
  *   0 free list head   1 bump (next never-used address)   2 live count
  *   3 info: state (bits 0-1) | class << 2 | flags   4 span in units (head) or units back to the head (continuation)
- *   5 next slab on the partial list   6 previous slab on the partial list   7 reserved
+ *   5 next slab on the partial list   6 previous slab on the partial list   7 object bytes (large class)
  */
 
 export const UNIT_SHIFT = 14;
@@ -27,6 +28,12 @@ export const HEADER_UNITS = 2;
 export const RECORD_BYTES = 32;
 
 export const KIND_ARENA = 1;
+/** Kind of an oversized mapping's header (kept by @paddock/large; the arena only recognises it). */
+export const KIND_MAPPING = 2;
+/** Magic of an oversized mapping's header (word 1). */
+export const MAPPING_MAGIC = 0x50414d50 | 0; // 'PMAP'
+/** The class of a large object: one object of any 1 KiB multiple, spanning whole units. */
+export const LARGE_CLASS = 16;
 export const ARENA_MAGIC = 0x4e524150 | 0; // 'PARN'
 /** Marker written into word 1 of a freed object, xor its address: a second free of it is caught. */
 export const FREED_MARK = 0x46524545 | 0; // 'FREE'
@@ -38,11 +45,12 @@ export const A_FREE_UNITS = 2;
 export const A_RUN_BOUND = 3;
 export const A_HINT = 4;
 export const A_DIRTY_UNITS = 5;
-export const A_NEXT_ARENA = 6;
+export const A_RETAINED_UNITS = 6;
 export const A_UNITS = 7;
 export const A_PARTIAL = 8;
 export const A_UNIT_BITS = 24;
 export const A_DIRTY_BITS = 40;
+export const A_RETAINED_BITS = 56;
 
 // Record words.
 export const R_FREE = 0;
@@ -52,6 +60,7 @@ export const R_INFO = 3;
 export const R_SPAN = 4;
 export const R_PNEXT = 5;
 export const R_PPREV = 6;
+export const R_SIZE = 7;
 
 // Record info.
 export const STATE_MASK = 3;

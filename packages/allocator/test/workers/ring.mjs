@@ -24,6 +24,7 @@ prev.on('message', ({ p, id }) => {
   heap.free(p);
   seen.push(id);
   if (seen.length === rounds) {
+    heap.flushCache(); // foreign blocks wait in this agent's cache until sent home
     heap.flush();
     parentPort.postMessage({ kind: 'received', ids: seen, bad, slot: heap.stats().ownerSlot });
   }

@@ -1,0 +1,269 @@
+/**
+ * One agent's large and oversized tier, and its retention ledger.
+ *
+ * Mapping header (at the mapping's base, aligned to the arena size, so `p & ~(arenaBytes - 1)` finds it),
+ * Int32 words: 0 kind (2, no owner), 1 magic 'PMAP', 2 reservation in KiB, 3 payload bytes, 4 state
+ * (1 live, 2 stashed; changed by CAS, so two agents freeing one mapping cannot both win).
+ */
+import { KIND_MAPPING, MAPPING_MAGIC, UNIT, type ArenaHeap, type SpanRetention } from '@paddock/arena';
+import { HeapError, PAGE_SIZE, describeValue, formatAddress, type AddressSpace } from '@paddock/platform';
+
+/** The payload of an oversized mapping starts this far into it. */
+export const MAPPING_HEADER_BYTES = 16 * 1024;
+const M_KIND = 0;
+const M_MAGIC = 1;
+const M_RESERVED_KIB = 2;
+const M_BYTES = 3;
+const M_STATE = 4;
+const LIVE = 1;
+const STASHED = 2;
+
+/** What {@link LargeTier.stats} reports. */
+export interface LargeStats {
+  budgetBytes: number;
+  /** Bytes on the ledger: retained large units plus committed bytes of stashed mappings. */
+  ledgerBytes: number;
+  retainedBytes: number;
+  stashEntries: number;
+  stashBytes: number;
+  /** Oversized mappings this agent handed out and has not seen freed. */
+  mappingsAllocated: number;
+}
+
+interface StashEntry {
+  base: number;
+  reservation: number;
+  committed: number;
+}
+
+export class LargeTier implements SpanRetention {
+  readonly space: AddressSpace;
+  readonly arena: ArenaHeap;
+  /** The profile's large-retention budget in bytes. */
+  budgetBytes: number;
+  private ledger = 0;
+  private retained = 0;
+  /** Oldest first. */
+  private readonly stash: StashEntry[] = [];
+  private allocated = 0;
+  private readonly arenaBytes: number;
+  private readonly arenaMask: number;
+
+  constructor(space: AddressSpace, arena: ArenaHeap, budgetBytes: number) {
+    this.space = space;
+    this.arena = arena;
+    this.budgetBytes = budgetBytes;
+    this.arenaBytes = arena.arenaBytes;
+    this.arenaMask = ~(arena.arenaBytes - 1);
+    arena.retention = this;
+  }
+
+  // ---- the ledger (SpanRetention) ----------------------------------------------------------------
+
+  admitUnits(units: number): boolean {
+    const bytes = units * UNIT;
+    if (this.ledger + bytes > this.budgetBytes) return false;
+    this.ledger += bytes;
+    this.retained += bytes;
+    return true;
+  }
+
+  unitsTaken(units: number): void {
+    this.ledger -= units * UNIT;
+    this.retained -= units * UNIT;
+  }
+
+  // ---- oversized ---------------------------------------------------------------------------------
+
+  /** Reservation size for an oversized payload of `size` bytes. */
+  reservationFor(size: number): number {
+    return Math.max(this.arenaBytes, 2 ** Math.ceil(Math.log2(size + MAPPING_HEADER_BYTES)));
+  }
+
+  /**
+   * Allocates an oversized object of `size` bytes (above an arena's usable size): from this agent's stash
+   * when a mapping of the same reservation size waits there (its commit grown or shrunk to fit), else a new
+   * range reserved from the address space.
+   * @throws RangeError for a bad size; HeapError OUT_OF_MEMORY when the space has no room.
+   */
+  mallocOversized(size: number): number {
+    if (typeof size !== 'number' || !Number.isInteger(size) || size <= this.arena.largeMax || size > this.space.maxBytes) {
+      throw new RangeError(`oversized size must be an integer above ${this.arena.largeMax} up to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
+    }
+    const reservation = this.reservationFor(size);
+    for (let i = this.stash.length - 1; i >= 0; i--) {
+      const e = this.stash[i]!;
+      if (e.reservation !== reservation) continue;
+      this.stash.splice(i, 1);
+      this.ledger -= e.committed;
+      this.setPayload(e.base, size);
+      this.writeState(e.base, LIVE);
+      this.allocated++;
+      return e.base + MAPPING_HEADER_BYTES;
+    }
+    const base = this.space.reserve(reservation, this.arenaBytes);
+    this.space.commit(base, PAGE_SIZE);
+    const i32 = this.space.i32;
+    const hw = base >>> 2;
+    i32[hw + M_KIND] = KIND_MAPPING;
+    i32[hw + M_RESERVED_KIB] = reservation / 1024;
+    i32[hw + M_BYTES] = 0;
+    this.setPayload(base, size);
+    Atomics.store(i32, hw + M_STATE, LIVE);
+    Atomics.store(i32, hw + M_MAGIC, MAPPING_MAGIC);
+    this.allocated++;
+    return base + MAPPING_HEADER_BYTES;
+  }
+
+  /**
+   * Frees an oversized object (any agent may): into this agent's stash if the ledger admits its committed
+   * bytes (after at most the one eviction the rule allows), else its range goes back at once.
+   * @throws HeapError BAD_POINTER / DOUBLE_FREE / WRONG_SIZE before anything changes.
+   */
+  freeOversized(p: number, size?: number): void {
+    const base = this.locateMapping(p, 'free');
+    const i32 = this.space.i32;
+    const hw = base >>> 2;
+    const reservation = i32[hw + M_RESERVED_KIB]! * 1024;
+    const bytes = this.space.u32[hw + M_BYTES]!;
+    if (size !== undefined && ((size >>> 0) !== size || size <= this.arena.largeMax || this.reservationFor(size) !== reservation || size > bytes)) {
+      throw new HeapError('WRONG_SIZE', `free of ${formatAddress(p)} with size ${describeValue(size)}: the mapping holds ${bytes} bytes`, p);
+    }
+    if (Atomics.compareExchange(i32, hw + M_STATE, LIVE, STASHED) !== LIVE) {
+      throw new HeapError('DOUBLE_FREE', `double free of the oversized block at ${formatAddress(p)}`, p);
+    }
+    this.allocated = Math.max(0, this.allocated - 1);
+    const committed = committedBytes(bytes);
+    if (this.ledger + committed > this.budgetBytes && this.stash.length > 0) {
+      const oldest = this.stash[0]!;
+      if (oldest.reservation !== reservation && this.ledger - oldest.committed + committed <= this.budgetBytes) {
+        this.stash.shift();
+        this.ledger -= oldest.committed;
+        this.releaseMapping(oldest.base, oldest.reservation);
+      }
+    }
+    if (this.ledger + committed <= this.budgetBytes) {
+      this.stash.push({ base, reservation, committed });
+      this.ledger += committed;
+    } else {
+      this.releaseMapping(base, reservation);
+    }
+  }
+
+  /** Payload bytes of the oversized object at `p`. */
+  usableSize(p: number): number {
+    return this.space.u32[(this.locateMapping(p, 'usableSize') >>> 2) + M_BYTES]!;
+  }
+
+  /** Resizes an oversized object in place when `size` keeps its reservation size; returns whether it did. */
+  resizeInPlace(p: number, size: number): boolean {
+    const base = this.locateMapping(p, 'realloc');
+    if (size <= this.arena.largeMax || this.reservationFor(size) !== this.space.i32[(base >>> 2) + M_RESERVED_KIB]! * 1024) return false;
+    this.setPayload(base, size);
+    return true;
+  }
+
+  /** Whether `p`'s arena-aligned base holds a mapping header (no other check). */
+  isMapping(p: number): boolean {
+    const base = (p & this.arenaMask) >>> 0;
+    if (!this.space.covers(base + 8)) return false;
+    const i32 = this.space.i32;
+    return i32[(base >>> 2) + M_MAGIC] === MAPPING_MAGIC && i32[(base >>> 2) + M_KIND] === KIND_MAPPING;
+  }
+
+  // ---- purge and inspection ----------------------------------------------------------------------
+
+  /** Returns every retained unit and stashed mapping to the OS; the ledger ends at 0. Returns the bytes. */
+  purge(): number {
+    let bytes = this.arena.purgeRetained() * UNIT;
+    this.ledger -= this.retained;
+    this.retained = 0;
+    for (const e of this.stash) {
+      bytes += e.committed;
+      this.ledger -= e.committed;
+      this.releaseMapping(e.base, e.reservation);
+    }
+    this.stash.length = 0;
+    return bytes;
+  }
+
+  stats(): LargeStats {
+    let stashBytes = 0;
+    for (const e of this.stash) stashBytes += e.committed;
+    return {
+      budgetBytes: this.budgetBytes,
+      ledgerBytes: this.ledger,
+      retainedBytes: this.retained,
+      stashEntries: this.stash.length,
+      stashBytes,
+      mappingsAllocated: this.allocated,
+    };
+  }
+
+  /** Stashed mappings, oldest first (addresses of their payloads). */
+  stashed(): number[] {
+    return this.stash.map((e) => e.base + MAPPING_HEADER_BYTES);
+  }
+
+  /** Validates the ledger and every stashed mapping. @throws HeapError CORRUPTION. */
+  check(): void {
+    let stashBytes = 0;
+    const i32 = this.space.i32;
+    for (const e of this.stash) {
+      const hw = e.base >>> 2;
+      if (i32[hw + M_MAGIC] !== MAPPING_MAGIC || i32[hw + M_STATE] !== STASHED || i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation) {
+        throw new HeapError('CORRUPTION', `stashed mapping at ${formatAddress(e.base)} has a bad header`, e.base);
+      }
+      stashBytes += e.committed;
+    }
+    if (this.ledger !== this.retained + stashBytes || this.ledger < 0 || this.ledger > this.budgetBytes) {
+      throw new HeapError('CORRUPTION', `retention ledger ${this.ledger} != retained ${this.retained} + stashed ${stashBytes} (budget ${this.budgetBytes})`);
+    }
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------
+
+  private locateMapping(p: number, what: string): number {
+    if (typeof p !== 'number' || (p >>> 0) !== p) throw new HeapError('BAD_POINTER', `${what}: ${String(p)} is not a pointer`);
+    const base = (p & this.arenaMask) >>> 0;
+    if (p !== base + MAPPING_HEADER_BYTES || !this.isMapping(p)) {
+      throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} is not the start of an oversized block`, p);
+    }
+    const state = Atomics.load(this.space.i32, (base >>> 2) + M_STATE);
+    if (state !== LIVE) throw new HeapError('DOUBLE_FREE', `${what}: the oversized block at ${formatAddress(p)} has been freed`, p);
+    return base;
+  }
+
+  /** Sets a mapping's payload to `size` bytes: commits what it now needs, decommits what it no longer does. */
+  private setPayload(base: number, size: number): void {
+    const space = this.space;
+    const old = space.u32[(base >>> 2) + M_BYTES]!;
+    const start = base + MAPPING_HEADER_BYTES;
+    const need = roundPage(size);
+    const had = roundPage(old);
+    if (need > had) space.commit(start + had, need - had);
+    else if (need < had) space.decommit(start + need, had - need);
+    space.u32[(base >>> 2) + M_BYTES] = size;
+  }
+
+  private writeState(base: number, state: number): void {
+    Atomics.store(this.space.i32, (base >>> 2) + M_STATE, state);
+  }
+
+  private releaseMapping(base: number, reservation: number): void {
+    const i32 = this.space.i32;
+    Atomics.store(i32, (base >>> 2) + M_MAGIC, 0);
+    i32[(base >>> 2) + M_KIND] = 0;
+    this.space.release(base, reservation);
+  }
+}
+
+function roundPage(n: number): number {
+  return Math.ceil(n / PAGE_SIZE) * PAGE_SIZE;
+}
+
+/** Committed bytes of a mapping holding `bytes`: its header page plus the payload's pages. */
+function committedBytes(bytes: number): number {
+  return PAGE_SIZE + roundPage(bytes);
+}
+
