@@ -83,25 +83,45 @@ export class Heap {
   /** Send this to another agent and call {@link attachHeap} there. */
   readonly handle: HeapHandle;
   readonly backend: string = BACKEND;
-  /** The profile rung the heap was created with. */
-  readonly profile: number;
+  /** The profile rung this agent runs with (the heap's, read when it attached). */
+  profile: number;
   /** The address space underneath (views, reserve, commit). */
   readonly space: AddressSpace;
-  private readonly arena: ArenaHeap;
-  private readonly cache: ThreadCache;
-  private readonly tier: LargeTier;
+  private arena: ArenaHeap;
+  private cache: ThreadCache;
+  private tier: LargeTier;
+  private readonly registry: Registry;
   private readonly regions: Regions;
 
   /** @internal use {@link createHeap} or {@link attachHeap}. */
   constructor(space: AddressSpace, regions: Regions, registry: Registry, profile: number) {
     this.space = space;
     this.regions = regions;
+    this.registry = registry;
     this.profile = profile;
     const resolved: ResolvedProfile = resolveProfile(profile, regions.geometry.unitsPerArena);
     this.arena = new ArenaHeap(space, regions, registry, resolved);
     this.cache = new ThreadCache(this.arena, resolved.cacheDepth);
     this.tier = new LargeTier(space, this.arena, resolved.largeRetention);
     this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: BACKEND, space: space.handle };
+  }
+
+  /**
+   * Changes the heap's profile rung (1-10). Only the creating agent may, and only before any agent has
+   * attached or allocated: every agent reads the rung once, when it attaches.
+   * @throws RangeError for a bad rung; HeapError PROFILE_LOCKED once the heap is in use.
+   */
+  setProfile(rung: number): void {
+    const r = validateProfile(rung);
+    if (this.space.agentsOpened > 1 || this.arena.slot !== 0 || this.tier.stats().mappingsAllocated > 0) {
+      throw new HeapError('PROFILE_LOCKED', 'the profile can only change before any agent attaches or allocates');
+    }
+    Atomics.store(this.space.i32, this.regions.userWord(U_PROFILE) >>> 2, r);
+    const resolved = resolveProfile(r, this.regions.geometry.unitsPerArena);
+    this.arena = new ArenaHeap(this.space, this.regions, this.registry, resolved);
+    this.cache = new ThreadCache(this.arena, resolved.cacheDepth);
+    this.tier = new LargeTier(this.space, this.arena, resolved.largeRetention);
+    this.profile = r;
   }
 
   /** The largest object served from arena units; above it, an oversized mapping. */

@@ -15,7 +15,8 @@ export type HeapErrorCode =
   | 'WRONG_SIZE'
   | 'WRONG_OWNER'
   | 'CORRUPTION'
-  | 'NATIVE_UNAVAILABLE';
+  | 'NATIVE_UNAVAILABLE'
+  | 'PROFILE_LOCKED';
 
 /** An error from the heap, with a `code` that says which rule was broken. */
 export class HeapError extends Error {

@@ -147,6 +147,11 @@ export class AddressSpace {
     return Atomics.load(this.hdr, H_COMMITTED_PAGES) * PAGE_SIZE;
   }
 
+  /** How many agents have opened the space so far (the creator included). */
+  get agentsOpened(): number {
+    return Atomics.load(this.hdr, H_AGENTS);
+  }
+
   /** Bytes reserved in the whole space, the header included. */
   get reservedBytes(): number {
     return Atomics.load(this.hdr, H_RESERVED_GRANULES) * GRANULE;
