@@ -87,9 +87,9 @@ export class Heap {
   profile: number;
   /** The address space underneath (views, reserve, commit). */
   readonly space: AddressSpace;
-  private arena: ArenaHeap;
+  private readonly arena: ArenaHeap;
   private cache: ThreadCache;
-  private tier: LargeTier;
+  private readonly tier: LargeTier;
   private readonly registry: Registry;
   private readonly regions: Regions;
 
@@ -118,9 +118,10 @@ export class Heap {
     }
     Atomics.store(this.space.i32, this.regions.userWord(U_PROFILE) >>> 2, r);
     const resolved = resolveProfile(r, this.regions.geometry.unitsPerArena);
-    this.arena = new ArenaHeap(this.space, this.regions, this.registry, resolved);
+    this.arena.decommitSpan = resolved.decommitSpan;
+    this.arena.sweepThreshold = resolved.sweepThreshold;
     this.cache = new ThreadCache(this.arena, resolved.cacheDepth);
-    this.tier = new LargeTier(this.space, this.arena, resolved.largeRetention);
+    this.tier.budgetBytes = resolved.largeRetention;
     this.profile = r;
   }
 

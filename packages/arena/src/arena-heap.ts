@@ -8,7 +8,7 @@
  * owning agent, so they need no atomics; other agents reach an owner only through its inbox, one CAS per
  * batch. See docs/design/arena.md for the invariants.
  */
-import { HeapError, formatAddress, type AddressSpace } from '@paddock/platform';
+import { GRANULE, HeapError, formatAddress, type AddressSpace } from '@paddock/platform';
 import type { ResolvedProfile } from '@paddock/profile';
 import type { Regions } from '@paddock/region';
 import type { Registry } from '@paddock/registry';
@@ -53,11 +53,14 @@ import {
   recordIndex,
 } from './layout.js';
 import { CLASS_COUNT, MAX_CLASS_SIZE, classIndex } from './size-class.js';
+import { G_MAP_ADDR, G_MAP_CAP, G_OWNER_SLOT, INLINE_MAP_OFFSET, INLINE_MAP_OWNERS, createAgentArea } from './agent-area.js';
 
+/** The region layer's user word that holds the head of the agent-area list. */
+export const AGENT_LIST_WORD = 2;
 /** A chain for one owner is flushed to its inbox when it holds this many objects. */
 export const CHAIN_FLUSH = 32;
 /** Slots the chain map starts with; it doubles to fit the largest owner slot seen. */
-export const CHAIN_MAP_INITIAL = 64;
+export const CHAIN_MAP_INITIAL = INLINE_MAP_OWNERS;
 /** Classes whose slab is one unit; higher classes span 2-64 units and hold one object. */
 const LAST_UNIT_CLASS = 9;
 
@@ -113,9 +116,9 @@ export class ArenaHeap {
   /** Units a slab may use: `units - 2`. */
   readonly usableUnits: number;
   /** A released class slab of at least this many units is decommitted at once. */
-  readonly decommitSpan: number;
+  decommitSpan: number;
   /** Dirty units in an arena that trigger a sweep. */
-  readonly sweepThreshold: number;
+  sweepThreshold: number;
   /** This agent's owner slot; 0 until it carves its first arena. */
   slot = 0;
   /** Keeps freed large units committed within a budget (set by the large tier); null retains nothing. */
@@ -125,8 +128,10 @@ export class ArenaHeap {
   /** Int32 index of this agent's inbox head word (valid once `slot` is set). */
   private inbox = 0;
   /** This agent's views of the buffer, kept here so the hot paths load them with one read. */
-  private i32: Int32Array;
-  private u32: Uint32Array;
+  /** @internal this agent's Int32 view (refreshed through `cover`); for the layers above. */
+  i32: Int32Array;
+  /** @internal this agent's Uint32 view. */
+  u32: Uint32Array;
   /** Bytes the views above reach; an address past them goes through {@link cover}. */
   private viewBytes = 0;
 
@@ -134,8 +139,12 @@ export class ArenaHeap {
   private readonly current = new Uint32Array(CLASS_COUNT);
   /** This agent's arenas, oldest first; new slabs come from the newest. */
   private readonly arenas: number[] = [];
-  private chainHead = new Uint32Array(CHAIN_MAP_INITIAL);
-  private chainCount = new Int32Array(CHAIN_MAP_INITIAL);
+  /** This agent's area in the buffer (cache, chain map, stash: what a reaper must reach). */
+  readonly agentArea: number;
+  /** Int32 index of the chain map: entry for owner o is [head, count] at mapWord + 2 o. */
+  private mapWord = 0;
+  /** Owners the chain map holds. */
+  private mapCap = 0;
   private pendingOwners = new Int32Array(16);
   private pendingCount = 0;
   private readonly scratch = new Float64Array(CHAIN_FLUSH);
@@ -157,10 +166,14 @@ export class ArenaHeap {
     this.i32 = space.i32;
     this.u32 = space.u32;
     this.viewBytes = space.viewBytes;
+    this.agentArea = createAgentArea(space, regions.userWord(AGENT_LIST_WORD), space.agentId);
+    this.sync();
+    this.mapWord = this.u32[(this.agentArea >>> 2) + G_MAP_ADDR]! >>> 2;
+    this.mapCap = this.i32[(this.agentArea >>> 2) + G_MAP_CAP]!;
   }
 
   /** Takes the space's current views (after a commit, which may grow the buffer). */
-  private sync(): void {
+  sync(): void {
     const space = this.space;
     this.i32 = space.i32;
     this.u32 = space.u32;
@@ -168,7 +181,7 @@ export class ArenaHeap {
   }
 
   /** Whether this agent's views reach byte `end`, refreshing them if another agent grew the buffer. */
-  private cover(end: number): boolean {
+  cover(end: number): boolean {
     if (end <= this.viewBytes) return true;
     this.space.covers(end);
     this.sync();
@@ -387,6 +400,7 @@ export class ArenaHeap {
     if (this.slot === 0) {
       this.slot = this.registry.takeOwnerSlot();
       this.inbox = this.registry.inboxAddress(this.slot) >>> 2;
+      Atomics.store(this.i32, (this.agentArea >>> 2) + G_OWNER_SLOT, this.slot);
     }
     const space = this.space;
     space.commit(base, HEADER_UNITS << UNIT_SHIFT);
@@ -566,29 +580,46 @@ export class ArenaHeap {
 
   private freeForeign(p: number, owner: number): void {
     this.i32[(p >>> 2) + 1] = FREED_MARK ^ p;
-    if (owner >= this.chainHead.length) this.growChains(owner);
-    this.u32[p >>> 2] = this.chainHead[owner]!;
-    this.chainHead[owner] = p;
-    const n = ++this.chainCount[owner]!;
+    if (owner >= this.mapCap) this.growChains(owner);
+    const e = this.mapWord + 2 * owner;
+    const u32 = this.u32;
+    u32[p >>> 2] = u32[e]!;
+    u32[e] = p;
+    const n = u32[e + 1]! + 1;
+    u32[e + 1] = n;
     if (n === 1) this.notePending(owner);
     if (n >= CHAIN_FLUSH) this.flushChain(owner);
   }
 
-  /** Grows the chain map (indexed by owner slot) by doubling until `owner` fits; pending chains are kept. */
+  /**
+   * Grows the chain map by doubling until `owner` fits: a new range is reserved and filled, then published in
+   * the agent area (address, then capacity); pending chains are kept. The old map is released unless it is
+   * the inline one.
+   */
   private growChains(owner: number): void {
-    let cap = this.chainHead.length;
+    let cap = this.mapCap;
     while (cap <= owner) cap *= 2;
-    const head = new Uint32Array(cap);
-    head.set(this.chainHead);
-    const count = new Int32Array(cap);
-    count.set(this.chainCount);
-    this.chainHead = head;
-    this.chainCount = count;
+    const bytes = Math.ceil((cap * 8) / GRANULE) * GRANULE;
+    const map = this.space.reserve(bytes);
+    this.space.commit(map, cap * 8);
+    this.sync();
+    const u32 = this.u32;
+    const oldWord = this.mapWord;
+    const oldCap = this.mapCap;
+    u32.copyWithin(map >>> 2, oldWord, oldWord + 2 * oldCap);
+    u32.fill(0, (map >>> 2) + 2 * oldCap, (map >>> 2) + 2 * cap);
+    const aw = this.agentArea >>> 2;
+    Atomics.store(u32, aw + G_MAP_ADDR, map);
+    Atomics.store(this.i32, aw + G_MAP_CAP, cap);
+    this.mapWord = map >>> 2;
+    this.mapCap = cap;
+    const old = oldWord << 2;
+    if (old !== this.agentArea + INLINE_MAP_OFFSET) this.space.release(old, Math.ceil((oldCap * 8) / GRANULE) * GRANULE);
   }
 
   /** Capacity of the chain map (for tests and stats). */
   get chainMapSize(): number {
-    return this.chainHead.length;
+    return this.mapCap;
   }
 
   private notePending(owner: number): void {
@@ -605,7 +636,7 @@ export class ArenaHeap {
     let sent = 0;
     for (let i = 0; i < this.pendingCount; i++) {
       const owner = this.pendingOwners[i]!;
-      if (this.chainCount[owner]! > 0) sent += this.flushChain(owner);
+      if (this.u32[this.mapWord + 2 * owner + 1]! > 0) sent += this.flushChain(owner);
     }
     this.pendingCount = 0;
     return sent;
@@ -620,9 +651,10 @@ export class ArenaHeap {
     const u32 = this.u32;
     const list = this.scratch;
     let n = 0;
-    for (let p = this.chainHead[owner]!; p !== 0; p = u32[p >>> 2]!) list[n++] = p;
-    this.chainHead[owner] = 0;
-    this.chainCount[owner] = 0;
+    const e = this.mapWord + 2 * owner;
+    for (let p = u32[e]!; p !== 0 && n < CHAIN_FLUSH; p = u32[p >>> 2]!) list[n++] = p;
+    u32[e] = 0;
+    u32[e + 1] = 0;
     // Insertion sort by address: members of one slab become adjacent (n <= 32).
     for (let i = 1; i < n; i++) {
       const v = list[i]!;
@@ -874,7 +906,7 @@ export class ArenaHeap {
   /** Objects waiting in this agent's chains. */
   pendingChainObjects(): number {
     let n = 0;
-    for (let i = 0; i < this.chainCount.length; i++) n += this.chainCount[i]!;
+    for (let o = 0; o < this.mapCap; o++) n += this.u32[this.mapWord + 2 * o + 1]!;
     return n;
   }
 

@@ -10,7 +10,8 @@
  *
  * See docs/design/arena.md.
  */
-export { ArenaHeap, CHAIN_FLUSH, CHAIN_MAP_INITIAL, LARGE_ROUND, spanOf, type ArenaStats, type ClassStats, type SpanRetention } from './arena-heap.js';
+export * from './agent-area.js';
+export { AGENT_LIST_WORD, ArenaHeap, CHAIN_FLUSH, CHAIN_MAP_INITIAL, LARGE_ROUND, spanOf, type ArenaStats, type ClassStats, type SpanRetention } from './arena-heap.js';
 export { CLASS_COUNT, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize } from './size-class.js';
 export {
   ARENA_MAGIC,

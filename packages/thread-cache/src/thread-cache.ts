@@ -1,8 +1,8 @@
 /**
- * Per-class stacks in one Uint32Array, in JS memory (the cache is this agent's alone; the blocks in it
- * stay live in their slabs, so nothing in the shared buffer depends on it).
+ * Per-class stacks in this agent's area of the shared buffer (so a reaper can recover the blocks of an
+ * agent that died). Only the owning agent writes them; the blocks in them stay live in their slabs.
  */
-import { CLASS_COUNT, type ArenaHeap } from '@paddock/arena';
+import { CACHE_STACKS_OFFSET, CACHE_STRIDE, CLASS_COUNT, G_CACHE_COUNT, G_CACHE_DEPTH, type ArenaHeap } from '@paddock/arena';
 
 /** What {@link ThreadCache.stats} reports. */
 export interface CacheStats {
@@ -16,42 +16,52 @@ export interface CacheStats {
 
 export class ThreadCache {
   private readonly arena: ArenaHeap;
-  private readonly slots: Uint32Array;
-  private readonly start = new Int32Array(CLASS_COUNT);
-  private readonly count = new Int32Array(CLASS_COUNT);
-  private readonly depth = new Int32Array(CLASS_COUNT);
+  /** Int32 index of the class counts in the agent area. */
+  private readonly countWord: number;
+  /** Int32 index of the class depths. */
+  private readonly depthWord: number;
+  /** Int32 index of class 0's stack; class c's starts CACHE_STRIDE words further per class. */
+  private readonly stackWord: number;
 
-  /** `depths[i]` is the most blocks class i may hold (from the profile). */
+  /** `depths[i]` is the most blocks class i may hold (from the profile, at most 512). */
   constructor(arena: ArenaHeap, depths: readonly number[]) {
     this.arena = arena;
-    let total = 0;
+    const aw = arena.agentArea >>> 2;
+    this.countWord = aw + G_CACHE_COUNT;
+    this.depthWord = aw + G_CACHE_DEPTH;
+    this.stackWord = (arena.agentArea + CACHE_STACKS_OFFSET) >>> 2;
+    const i32 = arena.i32;
     for (let c = 0; c < CLASS_COUNT; c++) {
       const d = depths[c] ?? 0;
-      if (!Number.isInteger(d) || d < 0) throw new RangeError(`cache depth of class ${c} must be a non-negative integer, got ${String(d)}`);
-      this.start[c] = total;
-      this.depth[c] = d;
-      total += d;
+      if (!Number.isInteger(d) || d < 0 || d > CACHE_STRIDE) {
+        throw new RangeError(`cache depth of class ${c} must be an integer from 0 to ${CACHE_STRIDE}, got ${String(d)}`);
+      }
+      if (i32[this.countWord + c] !== 0) throw new RangeError('a thread cache can only be set up empty');
+      i32[this.depthWord + c] = d;
     }
-    this.slots = new Uint32Array(total);
   }
 
   /** Takes a cached block of class `cls`, or 0 when there is none. Its freed mark is cleared. */
   pop(cls: number): number {
-    const n = this.count[cls]! - 1;
+    const arena = this.arena;
+    const u32 = arena.u32;
+    const n = u32[this.countWord + cls]! - 1;
     if (n < 0) return 0;
-    this.count[cls] = n;
-    const p = this.slots[this.start[cls]! + n]!;
-    this.arena.clearMark(p);
+    u32[this.countWord + cls] = n;
+    const p = u32[this.stackWord + cls * CACHE_STRIDE + n]!;
+    u32[(p >>> 2) + 1] = 0;
     return p;
   }
 
   /** Caches a checked freed block of class `cls` if its stack has room; returns whether it did. */
   push(cls: number, p: number): boolean {
-    const n = this.count[cls]!;
-    if (n >= this.depth[cls]!) return false;
-    this.slots[this.start[cls]! + n] = p;
-    this.count[cls] = n + 1;
-    this.arena.markFreed(p);
+    const arena = this.arena;
+    const u32 = arena.u32;
+    const n = u32[this.countWord + cls]!;
+    if (n >= u32[this.depthWord + cls]!) return false;
+    u32[this.stackWord + cls * CACHE_STRIDE + n] = p;
+    u32[this.countWord + cls] = n + 1;
+    arena.markFreed(p);
     return true;
   }
 
@@ -59,10 +69,12 @@ export class ThreadCache {
   flush(): number {
     let sent = 0;
     for (let c = 0; c < CLASS_COUNT; c++) {
-      const s = this.start[c]!;
-      const n = this.count[c]!;
-      this.count[c] = 0;
-      for (let i = n - 1; i >= 0; i--) this.arena.freeValidated(this.slots[s + i]!);
+      const n = this.arena.u32[this.countWord + c]!;
+      for (let i = n - 1; i >= 0; i--) {
+        const p = this.arena.u32[this.stackWord + c * CACHE_STRIDE + i]!;
+        this.arena.u32[this.countWord + c] = i; // taken off before it is routed, so a throw leaves no duplicate
+        this.arena.freeValidated(p);
+      }
       sent += n;
     }
     return sent;
@@ -70,26 +82,27 @@ export class ThreadCache {
 
   /** Blocks held in class `cls`. */
   held(cls: number): number {
-    return this.count[cls]!;
+    return this.arena.u32[this.countWord + cls]!;
   }
 
   /** Whether `p` is in the cache (a linear search: for tests and checks, not hot paths). */
   holds(p: number): boolean {
+    const u32 = this.arena.u32;
     for (let c = 0; c < CLASS_COUNT; c++) {
-      const s = this.start[c]!;
-      for (let i = 0; i < this.count[c]!; i++) if (this.slots[s + i] === p) return true;
+      for (let i = 0; i < u32[this.countWord + c]!; i++) if (u32[this.stackWord + c * CACHE_STRIDE + i] === p) return true;
     }
     return false;
   }
 
   stats(): CacheStats {
+    const u32 = this.arena.u32;
     const blocks: number[] = [];
     const depth: number[] = [];
     let bytes = 0;
     for (let c = 0; c < CLASS_COUNT; c++) {
-      blocks.push(this.count[c]!);
-      depth.push(this.depth[c]!);
-      bytes += this.count[c]! * (32 << c);
+      blocks.push(u32[this.countWord + c]!);
+      depth.push(u32[this.depthWord + c]!);
+      bytes += u32[this.countWord + c]! * (32 << c);
     }
     return { blocks, depth, bytes };
   }

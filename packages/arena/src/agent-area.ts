@@ -1,0 +1,87 @@
+/**
+ * The agent area: what a reaper must reach of one agent, kept in the shared buffer. Every agent that
+ * attaches reserves one 64 KiB granule, commits its first 40 KiB and pushes it (one CAS) onto the heap's
+ * list of agent areas. It holds the agent's thread cache, its chain map (pending cross-agent frees, per
+ * owner slot) and its stash of oversized mappings, so that when a worker dies without detaching, another
+ * agent can find and recover all three.
+ *
+ * Int32 words from the area's base:
+ *   0 magic 'PAGT'   1 agent id   2 state (1 live, 2 detached, 3 reaped)   3 owner slot (0: none)
+ *   4 next area on the list   5 chain map address (the inline map until it grows)   6 chain map capacity
+ *   7 stash entries   8..23 cache count per class   24..39 cache depth per class
+ * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
+ * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
+ * committed bytes]).
+ */
+import { GRANULE, HeapError, formatAddress, type AddressSpace } from '@paddock/platform';
+
+export const AGENT_MAGIC = 0x54474150 | 0; // 'PAGT'
+export const AGENT_LIVE = 1;
+export const AGENT_DETACHED = 2;
+export const AGENT_REAPED = 3;
+
+export const G_MAGIC = 0;
+export const G_AGENT_ID = 1;
+export const G_STATE = 2;
+export const G_OWNER_SLOT = 3;
+export const G_NEXT = 4;
+export const G_MAP_ADDR = 5;
+export const G_MAP_CAP = 6;
+export const G_STASH_COUNT = 7;
+export const G_CACHE_COUNT = 8;
+export const G_CACHE_DEPTH = 24;
+
+/** Slots per class in the cache stacks (the profile's deepest cache). */
+export const CACHE_STRIDE = 512;
+export const CACHE_STACKS_OFFSET = 256;
+export const INLINE_MAP_OFFSET = CACHE_STACKS_OFFSET + 16 * CACHE_STRIDE * 4;
+/** Owners the inline chain map holds before it grows. */
+export const INLINE_MAP_OWNERS = 64;
+export const STASH_OFFSET = INLINE_MAP_OFFSET + INLINE_MAP_OWNERS * 8;
+/** Oversized mappings one agent may hold stashed. */
+export const STASH_CAPACITY = 64;
+export const AGENT_AREA_COMMIT = Math.ceil((STASH_OFFSET + STASH_CAPACITY * 12) / 4096) * 4096;
+
+/**
+ * Reserves, lays out and publishes a new agent area on the list whose head word is at byte `listHead`.
+ * Returns its address.
+ */
+export function createAgentArea(space: AddressSpace, listHead: number, agentId: number): number {
+  const area = space.reserve(GRANULE);
+  space.commit(area, AGENT_AREA_COMMIT);
+  space.u8.fill(0, area, area + AGENT_AREA_COMMIT);
+  const i32 = space.i32;
+  const w = area >>> 2;
+  i32[w + G_AGENT_ID] = agentId;
+  i32[w + G_STATE] = AGENT_LIVE;
+  space.u32[w + G_MAP_ADDR] = area + INLINE_MAP_OFFSET;
+  i32[w + G_MAP_CAP] = INLINE_MAP_OWNERS;
+  Atomics.store(i32, w + G_MAGIC, AGENT_MAGIC);
+  const hw = listHead >>> 2;
+  for (;;) {
+    const head = Atomics.load(i32, hw);
+    i32[w + G_NEXT] = head;
+    if (Atomics.compareExchange(i32, hw, head, area | 0) === head) return area;
+  }
+}
+
+/** Every agent area on the list, newest first. */
+export function agentAreas(space: AddressSpace, listHead: number): number[] {
+  const areas: number[] = [];
+  space.refresh();
+  let a = Atomics.load(space.i32, listHead >>> 2) >>> 0;
+  while (a !== 0) {
+    if (!space.covers(a + 64) || space.i32[(a >>> 2) + G_MAGIC] !== AGENT_MAGIC || areas.length > 1 << 20) {
+      throw new HeapError('CORRUPTION', `the agent list is broken at ${formatAddress(a)}`, a);
+    }
+    areas.push(a);
+    a = space.u32[(a >>> 2) + G_NEXT]!;
+  }
+  return areas;
+}
+
+/** The area of agent `agentId`, or 0. */
+export function findAgentArea(space: AddressSpace, listHead: number, agentId: number): number {
+  for (const a of agentAreas(space, listHead)) if (space.i32[(a >>> 2) + G_AGENT_ID] === agentId) return a;
+  return 0;
+}
