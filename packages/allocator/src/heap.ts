@@ -3,7 +3,7 @@
  * checks and conveniences a user expects: size validation, calloc, realloc, views that are always
  * current, stats and a full invariant check.
  */
-import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, type ClassStats } from '@paddock/arena';
+import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, type ClassStats, type ReapReport } from '@paddock/arena';
 import { LargeTier, type LargeStats } from '@paddock/large';
 import { ThreadCache } from '@paddock/thread-cache';
 import {
@@ -43,6 +43,11 @@ export interface HeapOptions {
   pageReturn?: 'auto' | PageReturnMode;
 }
 
+/** The idle tick's first delay, and its delay again after any allocation. */
+export const TICK_MIN_MS = 10;
+/** The idle tick's cap; reaching it runs the idle return. A bounded wait never blocks longer than this. */
+export const TICK_MAX_MS = 500;
+
 /** What a worker needs to attach to the heap: pass it in `workerData` or `postMessage`. */
 export interface HeapHandle {
   readonly kind: 'paddock-heap';
@@ -76,6 +81,12 @@ export interface HeapStats {
   largeBytes: number;
   /** This agent's retention ledger: retained large units and stashed oversized mappings. */
   retention: LargeStats;
+  /** Bytes of slabs quarantined by reaps this agent ran (left half-updated by an agent that died). */
+  quarantinedBytes: number;
+  /** Owner slots of detached or reaped agents this agent adopted. */
+  adoptedSlots: number[];
+  /** The delay the idle tick asks for next, in ms. */
+  nextTickMs: number;
 }
 
 /** One agent's handle on a shared heap. */
@@ -91,6 +102,14 @@ export class Heap {
   private cache: ThreadCache;
   private readonly tier: LargeTier;
   private readonly registry: Registry;
+  /** Allocations so far; the idle tick compares it with what it saw last time. */
+  private activity = 0;
+  private seenActivity = 0;
+  private interval = TICK_MIN_MS;
+  private idleReturned = false;
+  private waitReturned = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private detached = false;
   private readonly regions: Regions;
 
   /** @internal use {@link createHeap} or {@link attachHeap}. */
@@ -136,6 +155,7 @@ export class Heap {
    * @throws RangeError for a size that is negative, not an integer, or above what the heap serves.
    */
   malloc(size: number): number {
+    this.activity++;
     if ((size >>> 0) === size && size <= MAX_CLASS_SIZE) {
       const cls = classIndex(size);
       const p = this.cache.pop(cls);
@@ -145,6 +165,7 @@ export class Heap {
   }
 
   private mallocAbove(size: number): number {
+    if (this.detached) throw detachedError();
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > this.space.maxBytes) {
       throw new RangeError(`size must be an integer from 0 to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
     }
@@ -202,6 +223,7 @@ export class Heap {
    */
   free(ptr: number, size?: number): void {
     if (ptr === 0) return;
+    if (this.detached) throw detachedError();
     const cls = this.arena.validateFree(ptr, size);
     if (cls >= 0) {
       if (cls >= CLASS_COUNT || !this.cache.push(cls, ptr)) this.arena.freeValidated(ptr);
@@ -272,6 +294,9 @@ export class Heap {
       largeObjects: a.largeObjects,
       largeBytes: a.largeBytes,
       retention: this.tier.stats(),
+      quarantinedBytes: a.quarantinedBytes,
+      adoptedSlots: [...this.arena.adoptedSlots()],
+      nextTickMs: this.interval,
     };
   }
 
@@ -279,6 +304,137 @@ export class Heap {
   check(): void {
     this.arena.check();
     this.tier.check();
+  }
+
+  // ---- suspend and drain ---------------------------------------------------------------------------
+
+  /** This agent's id in the heap (what {@link reap} takes for an agent that died). */
+  get agentId(): number {
+    return this.space.agentId;
+  }
+
+  /**
+   * One idle visit: adopts detached or reaped owners, drains the inbox, flushes the chains. Returns the
+   * milliseconds until the next visit: 10 after any allocation since the last visit, else double the last
+   * delay, up to 500. The visit that reaches 500 runs the idle return (once, until activity resumes).
+   */
+  tick(): number {
+    this.arena.adoptOrphans();
+    this.arena.drain();
+    this.arena.flushChains();
+    if (this.activity !== this.seenActivity) {
+      this.seenActivity = this.activity;
+      this.interval = TICK_MIN_MS;
+      this.idleReturned = false;
+      this.waitReturned = false;
+    } else {
+      this.interval = Math.min(TICK_MAX_MS, this.interval * 2);
+    }
+    if (this.interval >= TICK_MAX_MS && !this.idleReturned) {
+      this.returnIdle();
+      this.idleReturned = true;
+    }
+    return this.interval;
+  }
+
+  /** Runs {@link tick} on this agent's event loop with unref'd timers (they never keep a process alive). */
+  startIdle(): void {
+    if (this.timer !== null) return;
+    const visit = () => {
+      this.timer = null;
+      if (this.detached) return;
+      const ms = this.tick();
+      this.timer = setTimeout(visit, ms);
+      (this.timer as { unref?: () => void }).unref?.();
+    };
+    this.timer = setTimeout(visit, this.interval);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Stops the idle timers. */
+  stopIdle(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /**
+   * The idle return: drains the inbox, sends every cached block home (foreign ones to their owners), flushes
+   * the chains, returns all retained large units and stashed mappings, releases empty current slabs, sweeps
+   * every dirty unit and releases all empty arenas but one. A parked agent holds nothing it does not use.
+   */
+  returnIdle(): void {
+    this.arena.drain();
+    this.cache.flush();
+    this.arena.flushChains();
+    this.tier.purge();
+    this.arena.releaseIdle();
+  }
+
+  /**
+   * Blocks on `Atomics.wait(array, index, value, timeout)` the way a Paddock agent should: chains are flushed
+   * first (so no block waits on a sleeping agent), the wait is bounded at 500 ms, the inbox is drained after
+   * waking, and the first wait that times out (since the last allocation) runs the idle return once.
+   * Returns what `Atomics.wait` returned.
+   */
+  wait(array: Int32Array, index: number, value: number, timeoutMs: number = TICK_MAX_MS): 'ok' | 'not-equal' | 'timed-out' {
+    if (!(array instanceof Int32Array)) throw new TypeError('wait needs an Int32Array over a SharedArrayBuffer');
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a non-negative number, got ${describeValue(timeoutMs)}`);
+    this.arena.flushChains();
+    if (this.activity !== this.seenActivity) {
+      this.seenActivity = this.activity;
+      this.waitReturned = false;
+      this.idleReturned = false;
+      this.interval = TICK_MIN_MS;
+    }
+    const result = Atomics.wait(array, index, value, Math.min(timeoutMs, TICK_MAX_MS));
+    this.arena.drain();
+    if (result === 'timed-out' && !this.waitReturned) {
+      this.returnIdle();
+      this.waitReturned = true;
+    }
+    return result;
+  }
+
+  /**
+   * Leaves the heap for good (call it before a worker exits): the cache, chains and inbox are flushed and
+   * drained, retention purged, and this agent's arenas and inbox handed over to be adopted by a live agent
+   * (on its next tick), so frees to them are never stranded. The heap object is unusable afterwards.
+   */
+  detach(): void {
+    if (this.detached) return;
+    this.stopIdle();
+    this.arena.drain();
+    this.cache.flush();
+    this.arena.flushChains();
+    this.arena.drain();
+    this.tier.purge();
+    this.arena.releaseIdle();
+    this.arena.detachOwner();
+    this.detached = true;
+    this.arena.detached = true;
+  }
+
+  /** Whether {@link detach} has run. */
+  get isDetached(): boolean {
+    return this.detached;
+  }
+
+  /**
+   * Recovers an agent that died without detaching (`worker.terminate()`, a crash), by its {@link agentId}:
+   * its arenas are checked and adopted by this agent (half-updated slabs are quarantined, never trusted),
+   * the blocks in its cache and chains are checked and sent home, its stashed mappings released, and its
+   * inbox drained with this agent's from now on.
+   * @throws RangeError when there is no such live agent.
+   */
+  reap(agentId: number): ReapReport & { stashReleased: number } {
+    if (this.detached) throw detachedError();
+    if (typeof agentId !== 'number' || !Number.isInteger(agentId) || agentId < 1) {
+      throw new RangeError(`agentId must be a positive integer, got ${describeValue(agentId)}`);
+    }
+    const report = this.arena.reapAgent(agentId);
+    const area = this.arena.areaOf(agentId);
+    const stash = area === 0 ? { released: 0 } : this.tier.reapStash(area);
+    return { ...report, stashReleased: stash.released };
   }
 
   /** Sends every block in this agent's thread cache home. Returns how many. */
@@ -346,4 +502,8 @@ export function attachHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | 
   }
   const profile = Atomics.load(i32, regions.userWord(U_PROFILE) >>> 2);
   return new Heap(space, regions, registry, validateProfile(profile));
+}
+
+function detachedError(): HeapError {
+  return new HeapError('DETACHED', 'this agent has detached from the heap; attach again to use it');
 }

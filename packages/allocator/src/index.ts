@@ -13,5 +13,5 @@
  * heap.free(p);
  * ```
  */
-export { BACKEND, Heap, attachHeap, createHeap, type HeapHandle, type HeapOptions, type HeapStats } from './heap.js';
+export { BACKEND, Heap, TICK_MAX_MS, TICK_MIN_MS, attachHeap, createHeap, type HeapHandle, type HeapOptions, type HeapStats } from './heap.js';
 export { HeapError, type HeapErrorCode } from '@paddock/platform';

@@ -30,6 +30,7 @@ import {
   CLASS_SHIFT,
   FLAG_CURRENT,
   FLAG_PARTIAL,
+  FLAG_QUARANTINE,
   FREED_MARK,
   HEADER_UNITS,
   KIND_ARENA,
@@ -53,7 +54,43 @@ import {
   recordIndex,
 } from './layout.js';
 import { CLASS_COUNT, MAX_CLASS_SIZE, classIndex } from './size-class.js';
-import { G_MAP_ADDR, G_MAP_CAP, G_OWNER_SLOT, INLINE_MAP_OFFSET, INLINE_MAP_OWNERS, createAgentArea } from './agent-area.js';
+import {
+  AGENT_DETACHED,
+  AGENT_LIVE,
+  AGENT_REAPED,
+  CACHE_STACKS_OFFSET,
+  CACHE_STRIDE,
+  G_CACHE_COUNT,
+  G_CACHE_DEPTH,
+  G_MAP_ADDR,
+  G_MAP_CAP,
+  G_OWNER_SLOT,
+  G_STATE,
+  INLINE_MAP_OFFSET,
+  INLINE_MAP_OWNERS,
+  createAgentArea,
+  findAgentArea,
+} from './agent-area.js';
+
+/** Owner-slot states (the registry's state word). */
+export const SLOT_LIVE = 0;
+export const SLOT_DETACHED = 1;
+export const SLOT_ORPHANED = 2;
+/** Adopted: `SLOT_ADOPTED | adopter slot << 8`. */
+export const SLOT_ADOPTED = 4;
+
+/** What {@link ArenaHeap.reapAgent} recovered. */
+export interface ReapReport {
+  agentId: number;
+  ownerSlot: number;
+  arenasAdopted: number;
+  cacheBlocks: number;
+  chainObjects: number;
+  /** Blocks found in the dead agent's cache or chains that failed a check and were left alone. */
+  lostBlocks: number;
+  /** Bytes of slabs left half-updated, kept out of use for good. */
+  quarantinedBytes: number;
+}
 
 /** The region layer's user word that holds the head of the agent-area list. */
 export const AGENT_LIST_WORD = 2;
@@ -97,6 +134,7 @@ export interface ArenaStats {
   largeObjects: number;
   largeBytes: number;
   pendingChainObjects: number;
+  quarantinedBytes: number;
   perClass: ClassStats[];
 }
 
@@ -145,6 +183,12 @@ export class ArenaHeap {
   private mapWord = 0;
   /** Owners the chain map holds. */
   private mapCap = 0;
+  /** Owner slots this agent adopted: their inboxes are drained with its own. */
+  private readonly adopted: number[] = [];
+  /** Bytes of quarantined slabs in this agent's arenas. */
+  quarantinedBytes = 0;
+  /** Set once the agent has detached: it may no longer take memory. */
+  detached = false;
   private pendingOwners = new Int32Array(16);
   private pendingCount = 0;
   private readonly scratch = new Float64Array(CHAIN_FLUSH);
@@ -235,6 +279,7 @@ export class ArenaHeap {
   }
 
   private allocSlow(cls: number): number {
+    if (this.detached) throw new HeapError('DETACHED', 'this agent has detached from the heap');
     const old = this.current[cls]!;
     if (old !== 0) {
       this.setFlags(old, 0, FLAG_CURRENT);
@@ -275,6 +320,7 @@ export class ArenaHeap {
     if ((size >>> 0) !== size || size <= MAX_CLASS_SIZE || size > this.largeMax) {
       throw new RangeError(`large size must be an integer above ${MAX_CLASS_SIZE} up to ${this.largeMax} bytes, got ${String(size)}`);
     }
+    if (this.detached) throw new HeapError('DETACHED', 'this agent has detached from the heap');
     if (this.slot !== 0 && Atomics.load(this.i32, this.inbox) !== 0) this.drain();
     const bytes = Math.ceil(size / LARGE_ROUND) * LARGE_ROUND;
     const s = this.reserveSpan(Math.ceil(bytes / UNIT), LARGE_CLASS);
@@ -469,7 +515,9 @@ export class ArenaHeap {
     const base = (p & this.arenaMask) >>> 0;
     const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT);
     const owner = this.i32[base >>> 2]! >>> 8;
-    if (owner === this.slot) this.freeLocal(p, ri, this.i32[ri + R_INFO]!);
+    const info = this.i32[ri + R_INFO]!;
+    if ((info & FLAG_QUARANTINE) !== 0) return; // its slab is out of use for good
+    if (owner === this.slot) this.freeLocal(p, ri, info);
     else this.freeForeign(p, owner);
   }
 
@@ -698,7 +746,13 @@ export class ArenaHeap {
    */
   drain(): number {
     if (this.slot === 0) return 0;
-    let run = this.registry.takeInbox(this.slot) >>> 0;
+    let reclaimed = this.drainSlot(this.slot);
+    for (let i = 0; i < this.adopted.length; i++) reclaimed += this.drainSlot(this.adopted[i]!);
+    return reclaimed;
+  }
+
+  private drainSlot(slot: number): number {
+    let run = this.registry.takeInbox(slot) >>> 0;
     let reclaimed = 0;
     while (run !== 0) {
       const next = this.u32[run >>> 2]!;
@@ -740,6 +794,7 @@ export class ArenaHeap {
       m = u32[m >>> 2]!;
     }
     if (m !== tail) badRun(tail, 'its chain does not end at the tail');
+    if ((info & FLAG_QUARANTINE) !== 0) return length; // delivered to a quarantined slab: dropped
     // Checked: splice [first .. tail] onto the free list.
     u32[tail >>> 2] = u32[ri + R_FREE]!;
     i32[(tail >>> 2) + 1] = FREED_MARK ^ tail;
@@ -831,6 +886,338 @@ export class ArenaHeap {
     if (retained !== 0 && this.retention !== null) this.retention.unitsTaken(retained);
     Atomics.store(this.i32, (base >>> 2) + A_MAGIC, 0);
     this.regions.releaseArena(base);
+  }
+
+  // ---- idle return, detach, adoption, reap -------------------------------------------------------
+
+  /**
+   * What an idle agent gives back of its arenas: current slabs with nothing live are released, every dirty
+   * unit is decommitted, and empty arenas go back to their regions but one spare (header pages only).
+   */
+  releaseIdle(): void {
+    for (let cls = 0; cls < CLASS_COUNT; cls++) {
+      const s = this.current[cls]!;
+      if (s === 0) continue;
+      const base = (s & this.arenaMask) >>> 0;
+      const u = (s - base) >>> UNIT_SHIFT;
+      const ri = recordIndex(base, u);
+      if (this.i32[ri + R_LIVE] !== 0) continue;
+      this.current[cls] = 0;
+      this.i32[ri + R_INFO] &= ~FLAG_CURRENT;
+      this.releaseSlab(base, u, this.i32[ri + R_SPAN]!, false);
+    }
+    for (const base of [...this.arenas]) if (this.arenas.includes(base)) this.sweep(base);
+    const i32 = this.i32;
+    const empty = this.arenas.filter((a) => i32[(a >>> 2) + A_FREE_UNITS] === this.usableUnits);
+    for (let i = 1; i < empty.length; i++) this.releaseArena(empty[i]!);
+  }
+
+  /**
+   * Hands this agent's arenas over for adoption: its current slabs stop being current (empty ones are
+   * released, ones with room go onto their partial lists), and its owner slot and agent area are marked
+   * detached. Chains, cache and inbox must already be flushed and drained by the caller.
+   */
+  detachOwner(): void {
+    for (let cls = 0; cls < CLASS_COUNT; cls++) {
+      const s = this.current[cls]!;
+      if (s === 0) continue;
+      this.current[cls] = 0;
+      const base = (s & this.arenaMask) >>> 0;
+      const u = (s - base) >>> UNIT_SHIFT;
+      const ri = recordIndex(base, u);
+      this.i32[ri + R_INFO] &= ~FLAG_CURRENT;
+      const live = this.i32[ri + R_LIVE]!;
+      if (live === 0) this.releaseSlab(base, u, this.i32[ri + R_SPAN]!, false);
+      else if (this.u32[ri + R_FREE] !== 0 || this.u32[ri + R_BUMP]! + (32 << cls) <= s + (this.i32[ri + R_SPAN]! << UNIT_SHIFT)) {
+        this.pushPartial(base, s, cls);
+      }
+    }
+    if (this.slot !== 0) this.registry.setSlotState(this.slot, SLOT_DETACHED);
+    Atomics.store(this.i32, (this.agentArea >>> 2) + G_STATE, AGENT_DETACHED);
+  }
+
+  /**
+   * Adopts every owner slot that is detached or orphaned (its agent reaped): one CAS on the slot's state
+   * claims it, then its arenas take this agent as owner and its inbox is drained with this agent's from now
+   * on. Returns the slots adopted.
+   */
+  adoptOrphans(): number {
+    const count = this.registry.ownerCount();
+    let adopted = 0;
+    for (let slot = 1; slot <= count; slot++) {
+      if (slot === this.slot) continue;
+      const state = this.registry.slotState(slot);
+      if (state !== SLOT_DETACHED && state !== SLOT_ORPHANED) continue;
+      if (this.slot === 0) this.takeSlot();
+      if (this.registry.casSlotState(slot, state, SLOT_ADOPTED | (this.slot << 8)) !== state) continue;
+      this.adoptArenas(slot);
+      this.adopted.push(slot);
+      adopted++;
+    }
+    if (adopted !== 0) this.drain();
+    return adopted;
+  }
+
+  /** The agent area of agent `agentId`, or 0. */
+  areaOf(agentId: number): number {
+    return findAgentArea(this.space, this.regions.userWord(AGENT_LIST_WORD), agentId);
+  }
+
+  /** Owner slots this agent adopted. */
+  adoptedSlots(): readonly number[] {
+    return this.adopted;
+  }
+
+  private takeSlot(): void {
+    this.slot = this.registry.takeOwnerSlot();
+    this.inbox = this.registry.inboxAddress(this.slot) >>> 2;
+    Atomics.store(this.i32, (this.agentArea >>> 2) + G_OWNER_SLOT, this.slot);
+  }
+
+  /** Takes over every arena owned by `slot`: retained units are decommitted (their ledger is gone). */
+  private adoptArenas(slot: number): number {
+    let n = 0;
+    for (const base of this.regions.carvedArenas()) {
+      if (!this.cover(base + (HEADER_UNITS << UNIT_SHIFT))) continue;
+      const hb = base >>> 2;
+      if (Atomics.load(this.i32, hb + A_MAGIC) !== ARENA_MAGIC || this.i32[hb + A_KIND_OWNER] !== (KIND_ARENA | (slot << 8))) continue;
+      Atomics.store(this.i32, hb + A_KIND_OWNER, KIND_ARENA | (this.slot << 8));
+      this.dropRetained(base);
+      this.arenas.push(base);
+      n++;
+      if (this.i32[hb + A_FREE_UNITS] === this.usableUnits) this.arenaEmptied(base);
+    }
+    return n;
+  }
+
+  private dropRetained(base: number): void {
+    const i32 = this.i32;
+    const hb = base >>> 2;
+    if (i32[hb + A_RETAINED_UNITS] === 0) return;
+    for (let u = HEADER_UNITS; u < this.units; u++) {
+      const w = hb + A_RETAINED_BITS + (u >>> 5);
+      if ((i32[w]! & (1 << (u & 31))) === 0) continue;
+      i32[w] &= ~(1 << (u & 31));
+      this.space.decommit(base + (u << UNIT_SHIFT), UNIT);
+    }
+    i32[hb + A_RETAINED_UNITS] = 0;
+  }
+
+  /**
+   * Recovers an agent that died without detaching (a terminated or crashed worker), found by its agent id:
+   * its arenas are checked slab by slab (a slab it left half-updated is quarantined, never trusted), then
+   * adopted; the blocks in its thread cache and its pending chains are checked and sent home; its inbox
+   * is drained with this agent's from now on. Its stashed mappings are the large tier's to release.
+   * @throws RangeError when no such agent exists, it is this agent, or it was already detached or reaped.
+   */
+  reapAgent(agentId: number): ReapReport {
+    const listHead = this.regions.userWord(AGENT_LIST_WORD);
+    const area = findAgentArea(this.space, listHead, agentId);
+    if (area === 0) throw new RangeError(`no agent ${agentId} has attached to this heap`);
+    if (area === this.agentArea) throw new RangeError('an agent cannot reap itself');
+    this.sync();
+    const aw = area >>> 2;
+    if (Atomics.compareExchange(this.i32, aw + G_STATE, AGENT_LIVE, AGENT_REAPED) !== AGENT_LIVE) {
+      throw new RangeError(`agent ${agentId} is not live (it detached or was reaped already)`);
+    }
+    if (this.slot === 0) this.takeSlot();
+    const report: ReapReport = { agentId, ownerSlot: 0, arenasAdopted: 0, cacheBlocks: 0, chainObjects: 0, lostBlocks: 0, quarantinedBytes: 0 };
+    const dead = this.i32[aw + G_OWNER_SLOT]!;
+    const quarantinedBefore = this.quarantinedBytes;
+    if (dead !== 0 && dead !== this.slot && dead <= this.registry.ownerCount()) {
+      report.ownerSlot = dead;
+      for (const base of this.regions.carvedArenas()) {
+        if (!this.cover(base + (HEADER_UNITS << UNIT_SHIFT))) continue;
+        const hb = base >>> 2;
+        if (Atomics.load(this.i32, hb + A_MAGIC) === ARENA_MAGIC && this.i32[hb + A_KIND_OWNER] === (KIND_ARENA | (dead << 8))) {
+          this.repairArena(base);
+        }
+      }
+      if (this.registry.casSlotState(dead, SLOT_LIVE, SLOT_ADOPTED | (this.slot << 8)) === SLOT_LIVE) {
+        report.arenasAdopted = this.adoptArenas(dead);
+        this.adopted.push(dead);
+      }
+      for (const s of this.repairedEmpties) {
+        const base = (s & this.arenaMask) >>> 0;
+        const u = (s - base) >>> UNIT_SHIFT;
+        const ri = recordIndex(base, u);
+        const info = this.i32[ri + R_INFO]!;
+        if (!this.arenas.includes(base) || this.i32[ri + R_LIVE] !== 0 || (info & (FLAG_QUARANTINE | FLAG_CURRENT | FLAG_PARTIAL)) !== 0) continue;
+        this.releaseSlab(base, u, this.i32[ri + R_SPAN]!, ((info >>> CLASS_SHIFT) & CLASS_MASK) === LARGE_CLASS);
+      }
+      this.repairedEmpties = [];
+    }
+    // The cache: every entry must still look like a freed block, or it is left alone.
+    for (let c = 0; c < CLASS_COUNT; c++) {
+      const n = Math.min(this.u32[aw + G_CACHE_COUNT + c]!, this.u32[aw + G_CACHE_DEPTH + c]!, CACHE_STRIDE);
+      for (let i = 0; i < n; i++) {
+        const p = this.u32[((area + CACHE_STACKS_OFFSET) >>> 2) + c * CACHE_STRIDE + i]!;
+        if (this.isHeldFreed(p)) {
+          this.freeValidated(p);
+          report.cacheBlocks++;
+        } else report.lostBlocks++;
+      }
+      this.u32[aw + G_CACHE_COUNT + c] = 0;
+    }
+    // The chains: walk each, at most its count, stopping at the first node that fails a check.
+    const mapCap = this.i32[aw + G_MAP_CAP]!;
+    const map = this.u32[aw + G_MAP_ADDR]!;
+    if (mapCap >= INLINE_MAP_OWNERS && mapCap <= 1 << 24 && this.cover(map + mapCap * 8)) {
+      const held: number[] = [];
+      for (let o = 1; o < mapCap; o++) {
+        const e = (map >>> 2) + 2 * o;
+        const count = this.u32[e + 1]!;
+        let p = this.u32[e]!;
+        for (let k = 0; k < count && k < CHAIN_FLUSH && p !== 0; k++) {
+          if (!this.isHeldFreed(p)) {
+            report.lostBlocks += count - k;
+            break;
+          }
+          const next = this.u32[p >>> 2]!;
+          held.push(p);
+          p = next;
+        }
+        this.u32[e] = 0;
+        this.u32[e + 1] = 0;
+      }
+      for (const p of held) this.freeValidated(p);
+      report.chainObjects = held.length;
+    }
+    this.flushChains();
+    this.drain();
+    report.quarantinedBytes = this.quarantinedBytes - quarantinedBefore;
+    return report;
+  }
+
+  /** Whether `p` looks like a block held freed (in a cache or chain): in a live slab, aligned, marked. */
+  private isHeldFreed(p: number): boolean {
+    if ((p >>> 0) !== p || (p & 31) !== 0 || p === 0 || !this.cover(p + 8)) return false;
+    const base = (p & this.arenaMask) >>> 0;
+    const hb = base >>> 2;
+    const u = (p - base) >>> UNIT_SHIFT;
+    if (this.i32[hb + A_MAGIC] !== ARENA_MAGIC || (this.i32[hb]! & 255) !== KIND_ARENA || u < HEADER_UNITS) return false;
+    const ri = recordIndex(base, u);
+    const info = this.i32[ri + R_INFO]!;
+    const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+    return (
+      (info & STATE_MASK) === STATE_HEAD &&
+      cls < CLASS_COUNT &&
+      ((p - base - (u << UNIT_SHIFT)) & ((32 << cls) - 1)) === 0 &&
+      this.i32[ri + R_LIVE]! > 0 &&
+      p < this.u32[ri + R_BUMP]! &&
+      this.i32[(p >>> 2) + 1] === (FREED_MARK ^ p)
+    );
+  }
+
+  /**
+   * Makes a dead agent's arena trustworthy before adoption. The bitmaps are the truth for which units are
+   * used. Every slab is checked as `check()` would; one that fails (or a used unit with no head) is
+   * quarantined: flagged, kept out of every list, never allocated from or released. Then the header's
+   * counts, hint and run bound are recomputed, current flags cleared, partial lists rebuilt, and healthy
+   * slabs with nothing live released.
+   */
+  private repairArena(base: number): void {
+    const i32 = this.i32;
+    const u32 = this.u32;
+    const hb = base >>> 2;
+    for (let cls = 0; cls < CLASS_COUNT; cls++) u32[hb + A_PARTIAL + cls] = 0;
+    const empties: number[] = [];
+    for (let u = HEADER_UNITS; u < this.units; ) {
+      const used = (i32[hb + A_UNIT_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
+      const ri = recordIndex(base, u);
+      if (!used) {
+        if ((i32[ri + R_INFO]! & STATE_MASK) !== STATE_FREE) i32[ri + R_INFO] = STATE_FREE;
+        u++;
+        continue;
+      }
+      const span = this.slabSpanIfHealthy(base, u);
+      if (span === 0) {
+        // A used unit that does not start a consistent slab: quarantine it alone.
+        i32[ri + R_INFO] = STATE_HEAD | FLAG_QUARANTINE;
+        i32[ri + R_SPAN] = 1;
+        u32[ri + R_PNEXT] = 0;
+        u32[ri + R_PPREV] = 0;
+        this.quarantinedBytes += UNIT;
+        u++;
+        continue;
+      }
+      const info = (i32[ri + R_INFO]! & ~(FLAG_CURRENT | FLAG_PARTIAL)) >>> 0;
+      i32[ri + R_INFO] = info;
+      const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+      const live = i32[ri + R_LIVE]!;
+      if (cls < CLASS_COUNT) {
+        const s = base + (u << UNIT_SHIFT);
+        const capacity = (span << UNIT_SHIFT) / (32 << cls);
+        if (live === 0) empties.push(u);
+        else if (live < capacity && (u32[ri + R_FREE] !== 0 || u32[ri + R_BUMP]! < s + (span << UNIT_SHIFT))) this.pushPartial(base, s, cls);
+      }
+      u += span;
+    }
+    let free = 0;
+    let dirty = 0;
+    let longest = 0;
+    let run = 0;
+    for (let u = HEADER_UNITS; u < this.units; u++) {
+      const bit = 1 << (u & 31);
+      const w = u >>> 5;
+      if ((i32[hb + A_UNIT_BITS + w]! & bit) !== 0) {
+        i32[hb + A_DIRTY_BITS + w] &= ~bit;
+        i32[hb + A_RETAINED_BITS + w] &= ~bit;
+        run = 0;
+        continue;
+      }
+      free++;
+      if (++run > longest) longest = run;
+      if ((i32[hb + A_DIRTY_BITS + w]! & bit) !== 0) dirty++;
+    }
+    i32[hb + A_FREE_UNITS] = free;
+    i32[hb + A_DIRTY_UNITS] = dirty;
+    i32[hb + A_RUN_BOUND] = longest;
+    i32[hb + A_HINT] = HEADER_UNITS;
+    let retained = 0;
+    for (let u = HEADER_UNITS; u < this.units; u++) if ((i32[hb + A_RETAINED_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0) retained++;
+    i32[hb + A_RETAINED_UNITS] = retained;
+    this.repairedEmpties.push(...empties.map((u) => base + (u << UNIT_SHIFT)));
+  }
+
+  /** Empty slabs found by repairs, released once their arena is adopted. */
+  private repairedEmpties: number[] = [];
+
+  /** The span of the slab whose head is unit `u` if its record is consistent, else 0. */
+  private slabSpanIfHealthy(base: number, u: number): number {
+    const i32 = this.i32;
+    const u32 = this.u32;
+    const hb = base >>> 2;
+    const ri = recordIndex(base, u);
+    const info = i32[ri + R_INFO]!;
+    if ((info & STATE_MASK) !== STATE_HEAD || (info & FLAG_QUARANTINE) !== 0) return (info & FLAG_QUARANTINE) !== 0 ? i32[ri + R_SPAN]! : 0;
+    const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+    const span = i32[ri + R_SPAN]!;
+    if (span < 1 || u + span > this.units) return 0;
+    for (let k = 0; k < span; k++) {
+      if ((i32[hb + A_UNIT_BITS + ((u + k) >>> 5)]! & (1 << ((u + k) & 31))) === 0) return 0;
+      if (k > 0) {
+        const rk = recordIndex(base, u + k);
+        if ((i32[rk + R_INFO]! & STATE_MASK) !== STATE_CONT || i32[rk + R_SPAN] !== k) return 0;
+      }
+    }
+    const s = base + (u << UNIT_SHIFT);
+    const end = s + (span << UNIT_SHIFT);
+    const bump = u32[ri + R_BUMP]!;
+    const live = i32[ri + R_LIVE]!;
+    if (cls === LARGE_CLASS) {
+      const bytes = u32[ri + R_SIZE]!;
+      return bytes > MAX_CLASS_SIZE && span === Math.ceil(bytes / UNIT) && live === 1 && bump === s + bytes && u32[ri + R_FREE] === 0 ? span : 0;
+    }
+    if (cls >= CLASS_COUNT || span !== spanOf(cls)) return 0;
+    const size = 32 << cls;
+    if (bump < s || bump > end || (bump - s) % size !== 0) return 0;
+    const capacity = (span << UNIT_SHIFT) / size;
+    let listed = 0;
+    for (let p = u32[ri + R_FREE]!; p !== 0; p = u32[p >>> 2]!) {
+      if (p < s || p >= bump || ((p - s) & (size - 1)) !== 0 || ++listed > capacity) return 0;
+    }
+    return live >= 0 && live + listed + (end - bump) / size === capacity ? span : 0;
   }
 
   /** Decommits every retained unit of this agent's arenas; returns the units given back. */
@@ -929,7 +1316,7 @@ export class ArenaHeap {
       for (let u = HEADER_UNITS; u < this.units; u++) {
         const ri = recordIndex(base, u);
         const info = i32[ri + R_INFO]!;
-        if ((info & STATE_MASK) !== STATE_HEAD) continue;
+        if ((info & STATE_MASK) !== STATE_HEAD || (info & FLAG_QUARANTINE) !== 0) continue;
         const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
         const live = i32[ri + R_LIVE]!;
         if (cls === LARGE_CLASS) {
@@ -957,6 +1344,7 @@ export class ArenaHeap {
       largeObjects,
       largeBytes,
       pendingChainObjects: this.pendingChainObjects(),
+      quarantinedBytes: this.quarantinedBytes,
       perClass,
     };
   }
@@ -1043,6 +1431,10 @@ export class ArenaHeap {
       const ri = recordIndex(base, u);
       const info = i32[ri + R_INFO]!;
       if ((info & STATE_MASK) !== STATE_HEAD) continue;
+      if ((info & FLAG_QUARANTINE) !== 0) {
+        if (i32[ri + R_SPAN] !== 1 || (info & (FLAG_PARTIAL | FLAG_CURRENT)) !== 0) throw corrupt(base, `quarantined unit ${u} is on a list`);
+        continue;
+      }
       const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
       const span = i32[ri + R_SPAN]!;
       for (let k = 1; k < span; k++) {

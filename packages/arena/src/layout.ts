@@ -73,6 +73,8 @@ export const CLASS_MASK = 31;
 export const FLAG_PARTIAL = 1 << 8;
 /** The slab is its owner's current slab for its class. */
 export const FLAG_CURRENT = 1 << 9;
+/** A reaper found the slab half-updated by an agent that died: it is never allocated from or released. */
+export const FLAG_QUARANTINE = 1 << 10;
 
 /** Int32 index of record `u` of the arena at `base`. */
 export function recordIndex(base: number, u: number): number {

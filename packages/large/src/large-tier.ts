@@ -5,7 +5,7 @@
  * Int32 words: 0 kind (2, no owner), 1 magic 'PMAP', 2 reservation in KiB, 3 payload bytes, 4 state
  * (1 live, 2 stashed; changed by CAS, so two agents freeing one mapping cannot both win).
  */
-import { KIND_MAPPING, MAPPING_MAGIC, UNIT, type ArenaHeap, type SpanRetention } from '@paddock/arena';
+import { G_STASH_COUNT, KIND_MAPPING, MAPPING_MAGIC, STASH_CAPACITY, STASH_OFFSET, UNIT, type ArenaHeap, type SpanRetention } from '@paddock/arena';
 import { HeapError, PAGE_SIZE, describeValue, formatAddress, type AddressSpace } from '@paddock/platform';
 
 /** The payload of an oversized mapping starts this far into it. */
@@ -30,10 +30,35 @@ export interface LargeStats {
   mappingsAllocated: number;
 }
 
+/** One stashed mapping: words [base, reservation in KiB, committed bytes] in the agent area. */
 interface StashEntry {
   base: number;
   reservation: number;
   committed: number;
+}
+
+/** Reads the stash kept in the agent area at `area` (oldest first). */
+function readStash(space: AddressSpace, area: number): StashEntry[] {
+  const u32 = space.u32;
+  const n = Math.min(STASH_CAPACITY, u32[(area >>> 2) + G_STASH_COUNT]!);
+  const out: StashEntry[] = [];
+  for (let i = 0; i < n; i++) {
+    const w = ((area + STASH_OFFSET) >>> 2) + 3 * i;
+    out.push({ base: u32[w]!, reservation: u32[w + 1]! * 1024, committed: u32[w + 2]! });
+  }
+  return out;
+}
+
+/** Writes `entries` as the stash of the agent area at `area`. */
+function writeStash(space: AddressSpace, area: number, entries: readonly StashEntry[]): void {
+  const u32 = space.u32;
+  entries.forEach((e, i) => {
+    const w = ((area + STASH_OFFSET) >>> 2) + 3 * i;
+    u32[w] = e.base;
+    u32[w + 1] = e.reservation / 1024;
+    u32[w + 2] = e.committed;
+  });
+  Atomics.store(u32, (area >>> 2) + G_STASH_COUNT, entries.length);
 }
 
 export class LargeTier implements SpanRetention {
@@ -43,7 +68,7 @@ export class LargeTier implements SpanRetention {
   budgetBytes: number;
   private ledger = 0;
   private retained = 0;
-  /** Oldest first. */
+  /** Oldest first; mirrored into the agent area (where a reaper can find it) on every change. */
   private readonly stash: StashEntry[] = [];
   private allocated = 0;
   private readonly arenaBytes: number;
@@ -95,6 +120,7 @@ export class LargeTier implements SpanRetention {
       const e = this.stash[i]!;
       if (e.reservation !== reservation) continue;
       this.stash.splice(i, 1);
+      this.saveStash();
       this.ledger -= e.committed;
       this.setPayload(e.base, size);
       this.writeState(e.base, LIVE);
@@ -138,12 +164,14 @@ export class LargeTier implements SpanRetention {
       const oldest = this.stash[0]!;
       if (oldest.reservation !== reservation && this.ledger - oldest.committed + committed <= this.budgetBytes) {
         this.stash.shift();
+        this.saveStash();
         this.ledger -= oldest.committed;
         this.releaseMapping(oldest.base, oldest.reservation);
       }
     }
-    if (this.ledger + committed <= this.budgetBytes) {
+    if (this.ledger + committed <= this.budgetBytes && this.stash.length < STASH_CAPACITY) {
       this.stash.push({ base, reservation, committed });
+      this.saveStash();
       this.ledger += committed;
     } else {
       this.releaseMapping(base, reservation);
@@ -184,7 +212,36 @@ export class LargeTier implements SpanRetention {
       this.releaseMapping(e.base, e.reservation);
     }
     this.stash.length = 0;
+    this.saveStash();
     return bytes;
+  }
+
+  /**
+   * Releases every mapping stashed by the dead agent whose area is at `area` (its ledger died with it).
+   * A mapping whose header is not a stashed mapping is left alone (counted as skipped).
+   */
+  reapStash(area: number): { released: number; skipped: number } {
+    let released = 0;
+    let skipped = 0;
+    for (const e of readStash(this.space, area)) {
+      const hw = e.base >>> 2;
+      if (
+        e.base % this.arenaBytes !== 0 || !this.space.covers(e.base + 64) ||
+        this.space.i32[hw + M_MAGIC] !== MAPPING_MAGIC || this.space.i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation ||
+        Atomics.compareExchange(this.space.i32, hw + M_STATE, STASHED, 0) !== STASHED
+      ) {
+        skipped++;
+        continue;
+      }
+      this.releaseMapping(e.base, e.reservation);
+      released++;
+    }
+    writeStash(this.space, area, []);
+    return { released, skipped };
+  }
+
+  private saveStash(): void {
+    writeStash(this.space, this.arena.agentArea, this.stash);
   }
 
   stats(): LargeStats {

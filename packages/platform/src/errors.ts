@@ -16,7 +16,8 @@ export type HeapErrorCode =
   | 'WRONG_OWNER'
   | 'CORRUPTION'
   | 'NATIVE_UNAVAILABLE'
-  | 'PROFILE_LOCKED';
+  | 'PROFILE_LOCKED'
+  | 'DETACHED';
 
 /** An error from the heap, with a `code` that says which rule was broken. */
 export class HeapError extends Error {
