@@ -423,15 +423,17 @@ export class Heap {
    * Recovers an agent that died without detaching (`worker.terminate()`, a crash), by its {@link agentId}:
    * its arenas are checked and adopted by this agent (half-updated slabs are quarantined, never trusted),
    * the blocks in its cache and chains are checked and sent home, its stashed mappings released, and its
-   * inbox drained with this agent's from now on.
+   * inbox drained with this agent's from now on. Its live blocks stay live (another agent may hold and free
+   * them) unless `releaseLive` is set: then every block the dead agent owned is released with its arenas;
+   * use it only when the dead agent shared nothing still in use, cached or in transit elsewhere.
    * @throws RangeError when there is no such live agent.
    */
-  reap(agentId: number): ReapReport & { stashReleased: number } {
+  reap(agentId: number, options: { releaseLive?: boolean } = {}): ReapReport & { stashReleased: number } {
     if (this.detached) throw detachedError();
     if (typeof agentId !== 'number' || !Number.isInteger(agentId) || agentId < 1) {
       throw new RangeError(`agentId must be a positive integer, got ${describeValue(agentId)}`);
     }
-    const report = this.arena.reapAgent(agentId);
+    const report = this.arena.reapAgent(agentId, options.releaseLive === true);
     const area = this.arena.areaOf(agentId);
     const stash = area === 0 ? { released: 0 } : this.tier.reapStash(area);
     return { ...report, stashReleased: stash.released };

@@ -58,6 +58,7 @@ import {
   AGENT_DETACHED,
   AGENT_LIVE,
   AGENT_REAPED,
+  AGENT_AREA_COMMIT,
   CACHE_STACKS_OFFSET,
   CACHE_STRIDE,
   G_CACHE_COUNT,
@@ -90,6 +91,8 @@ export interface ReapReport {
   lostBlocks: number;
   /** Bytes of slabs left half-updated, kept out of use for good. */
   quarantinedBytes: number;
+  /** Live blocks of the dead agent released with `releaseLive`. */
+  liveBlocksReleased: number;
 }
 
 /** The region layer's user word that holds the head of the agent-area list. */
@@ -1010,7 +1013,7 @@ export class ArenaHeap {
    * is drained with this agent's from now on. Its stashed mappings are the large tier's to release.
    * @throws RangeError when no such agent exists, it is this agent, or it was already detached or reaped.
    */
-  reapAgent(agentId: number): ReapReport {
+  reapAgent(agentId: number, releaseLive = false): ReapReport {
     const listHead = this.regions.userWord(AGENT_LIST_WORD);
     const area = findAgentArea(this.space, listHead, agentId);
     if (area === 0) throw new RangeError(`no agent ${agentId} has attached to this heap`);
@@ -1021,7 +1024,16 @@ export class ArenaHeap {
       throw new RangeError(`agent ${agentId} is not live (it detached or was reaped already)`);
     }
     if (this.slot === 0) this.takeSlot();
-    const report: ReapReport = { agentId, ownerSlot: 0, arenasAdopted: 0, cacheBlocks: 0, chainObjects: 0, lostBlocks: 0, quarantinedBytes: 0 };
+    const report: ReapReport = {
+      agentId,
+      ownerSlot: 0,
+      arenasAdopted: 0,
+      cacheBlocks: 0,
+      chainObjects: 0,
+      lostBlocks: 0,
+      quarantinedBytes: 0,
+      liveBlocksReleased: 0,
+    };
     const dead = this.i32[aw + G_OWNER_SLOT]!;
     const quarantinedBefore = this.quarantinedBytes;
     if (dead !== 0 && dead !== this.slot && dead <= this.registry.ownerCount()) {
@@ -1034,8 +1046,13 @@ export class ArenaHeap {
         }
       }
       if (this.registry.casSlotState(dead, SLOT_LIVE, SLOT_ADOPTED | (this.slot << 8)) === SLOT_LIVE) {
+        const before = new Set(this.arenas);
         report.arenasAdopted = this.adoptArenas(dead);
         this.adopted.push(dead);
+        if (releaseLive) {
+          for (const base of this.arenas.filter((a) => !before.has(a))) report.liveBlocksReleased += this.releaseEverything(base);
+          this.repairedEmpties = [];
+        }
       }
       for (const s of this.repairedEmpties) {
         const base = (s & this.arenaMask) >>> 0;
@@ -1085,8 +1102,42 @@ export class ArenaHeap {
     }
     this.flushChains();
     this.drain();
+    // The dead agent's area keeps its header page (the agent list runs through it); the rest goes back.
+    this.space.decommit(area + 4096, AGENT_AREA_COMMIT - 4096);
     report.quarantinedBytes = this.quarantinedBytes - quarantinedBefore;
     return report;
+  }
+
+  /**
+   * Releases every slab of an adopted arena that is not quarantined, live objects included; the arena goes
+   * back to its region when nothing is quarantined in it. Returns the live objects dropped.
+   */
+  private releaseEverything(base: number): number {
+    const i32 = this.i32;
+    let dropped = 0;
+    let quarantined = false;
+    for (let u = HEADER_UNITS; u < this.units; ) {
+      const ri = recordIndex(base, u);
+      const info = i32[ri + R_INFO]!;
+      if ((info & STATE_MASK) !== STATE_HEAD) {
+        u++;
+        continue;
+      }
+      const span = i32[ri + R_SPAN]!;
+      if ((info & FLAG_QUARANTINE) !== 0) {
+        quarantined = true;
+        u += span;
+        continue;
+      }
+      dropped += i32[ri + R_LIVE]!;
+      const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+      if ((info & FLAG_PARTIAL) !== 0) this.unlinkPartial(base, base + (u << UNIT_SHIFT), cls);
+      i32[ri + R_LIVE] = 0;
+      if (this.arenas.indexOf(base) < 0) break; // the arena itself went back with its last slab
+      this.releaseSlab(base, u, span, false);
+      u += span;
+    }
+    return dropped;
   }
 
   /** Whether `p` looks like a block held freed (in a cache or chain): in a live slab, aligned, marked. */
