@@ -1173,11 +1173,14 @@ export class ArenaHeap {
     const hb = base >>> 2;
     for (let cls = 0; cls < CLASS_COUNT; cls++) u32[hb + A_PARTIAL + cls] = 0;
     const empties: number[] = [];
+    let quarantinedArena = false;
     for (let u = HEADER_UNITS; u < this.units; ) {
       const used = (i32[hb + A_UNIT_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
       const ri = recordIndex(base, u);
-      if (!used) {
-        if ((i32[ri + R_INFO]! & STATE_MASK) !== STATE_FREE) i32[ri + R_INFO] = STATE_FREE;
+      if (!used || (i32[ri + R_INFO]! & STATE_MASK) === STATE_FREE) {
+        // A used bit with a free record: a slab reservation cut short before it handed anything out.
+        i32[hb + A_UNIT_BITS + (u >>> 5)] &= ~(1 << (u & 31));
+        i32[ri + R_INFO] = STATE_FREE;
         u++;
         continue;
       }
@@ -1188,6 +1191,9 @@ export class ArenaHeap {
         i32[ri + R_SPAN] = 1;
         u32[ri + R_PNEXT] = 0;
         u32[ri + R_PPREV] = 0;
+        // The arena's header stays committed for as long as anything in it is quarantined: count it once.
+        if (!quarantinedArena) this.quarantinedBytes += HEADER_UNITS << UNIT_SHIFT;
+        quarantinedArena = true;
         this.quarantinedBytes += UNIT;
         u++;
         continue;
@@ -1196,11 +1202,11 @@ export class ArenaHeap {
       i32[ri + R_INFO] = info;
       const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
       const live = i32[ri + R_LIVE]!;
-      if (cls < CLASS_COUNT) {
+      if ((info & FLAG_QUARANTINE) === 0 && live === 0) empties.push(u);
+      else if (cls < CLASS_COUNT && (info & FLAG_QUARANTINE) === 0) {
         const s = base + (u << UNIT_SHIFT);
         const capacity = (span << UNIT_SHIFT) / (32 << cls);
-        if (live === 0) empties.push(u);
-        else if (live < capacity && (u32[ri + R_FREE] !== 0 || u32[ri + R_BUMP]! < s + (span << UNIT_SHIFT))) this.pushPartial(base, s, cls);
+        if (live < capacity && (u32[ri + R_FREE] !== 0 || u32[ri + R_BUMP]! < s + (span << UNIT_SHIFT))) this.pushPartial(base, s, cls);
       }
       u += span;
     }
@@ -1245,6 +1251,20 @@ export class ArenaHeap {
     const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
     const span = i32[ri + R_SPAN]!;
     if (span < 1 || u + span > this.units) return 0;
+    const s0 = base + (u << UNIT_SHIFT);
+    if (i32[ri + R_LIVE] === 0 && u32[ri + R_FREE] === 0 && u32[ri + R_BUMP] === s0 && (cls === LARGE_CLASS || (cls < CLASS_COUNT && span === spanOf(cls)))) {
+      // Never handed anything out (a reservation cut short): whatever its continuations say, it is empty.
+      for (let k = 0; k < span; k++) {
+        i32[hb + A_UNIT_BITS + ((u + k) >>> 5)] |= 1 << ((u + k) & 31);
+        if (k > 0) {
+          const rk = recordIndex(base, u + k);
+          i32[rk + R_INFO] = STATE_CONT;
+          i32[rk + R_SPAN] = k;
+        }
+      }
+      if (cls === LARGE_CLASS) u32[ri + R_SIZE] = Math.max(u32[ri + R_SIZE]!, MAX_CLASS_SIZE + LARGE_ROUND);
+      return span;
+    }
     for (let k = 0; k < span; k++) {
       if ((i32[hb + A_UNIT_BITS + ((u + k) >>> 5)]! & (1 << ((u + k) & 31))) === 0) return 0;
       if (k > 0) {
