@@ -1,0 +1,13 @@
+import { defineConfig } from 'tsup';
+import { preset } from '../../tools/tsup.preset.mjs';
+
+// An app, not a library: the dispatcher (main) and one worker script per program, no type declarations.
+// Paddock stays external: the main thread and every worker load the built packages by name.
+export default defineConfig(
+  preset({
+    entry: ['src/main.ts', 'src/suspend-drain-worker.ts'],
+    platform: 'node',
+    dts: false,
+    external: ['@paddock/allocator', '@paddock/platform'],
+  }),
+);
