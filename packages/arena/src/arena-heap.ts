@@ -1036,6 +1036,7 @@ export class ArenaHeap {
     };
     const dead = this.i32[aw + G_OWNER_SLOT]!;
     const quarantinedBefore = this.quarantinedBytes;
+    let adoptedNow: number[] = [];
     if (dead !== 0 && dead !== this.slot && dead <= this.registry.ownerCount()) {
       report.ownerSlot = dead;
       for (const base of this.regions.carvedArenas()) {
@@ -1049,10 +1050,7 @@ export class ArenaHeap {
         const before = new Set(this.arenas);
         report.arenasAdopted = this.adoptArenas(dead);
         this.adopted.push(dead);
-        if (releaseLive) {
-          for (const base of this.arenas.filter((a) => !before.has(a))) report.liveBlocksReleased += this.releaseEverything(base);
-          this.repairedEmpties = [];
-        }
+        if (releaseLive) adoptedNow = this.arenas.filter((a) => !before.has(a));
       }
       for (const s of this.repairedEmpties) {
         const base = (s & this.arenaMask) >>> 0;
@@ -1099,6 +1097,13 @@ export class ArenaHeap {
       }
       for (const p of held) this.freeValidated(p);
       report.chainObjects = held.length;
+      if (map !== area + INLINE_MAP_OFFSET && map % GRANULE === 0 && this.space.isReserved(map, mapCap * 8)) {
+        this.space.release(map, Math.ceil((mapCap * 8) / GRANULE) * GRANULE); // its grown chain map
+      }
+    }
+    if (adoptedNow.length !== 0) {
+      // Its cache and chains went home first (into these very arenas, mostly); now drop what is still live.
+      for (const base of adoptedNow) if (this.arenas.includes(base)) report.liveBlocksReleased += this.releaseEverything(base);
     }
     this.flushChains();
     this.drain();
@@ -1178,8 +1183,12 @@ export class ArenaHeap {
       const used = (i32[hb + A_UNIT_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
       const ri = recordIndex(base, u);
       if (!used || (i32[ri + R_INFO]! & STATE_MASK) === STATE_FREE) {
-        // A used bit with a free record: a slab reservation cut short before it handed anything out.
-        i32[hb + A_UNIT_BITS + (u >>> 5)] &= ~(1 << (u & 31));
+        // A used bit with a free record: a slab reservation cut short before it handed anything out. The
+        // unit may already be committed, so it is freed as dirty (the next sweep decommits it).
+        if (used) {
+          i32[hb + A_UNIT_BITS + (u >>> 5)] &= ~(1 << (u & 31));
+          i32[hb + A_DIRTY_BITS + (u >>> 5)] |= 1 << (u & 31);
+        }
         i32[ri + R_INFO] = STATE_FREE;
         u++;
         continue;
@@ -1225,6 +1234,8 @@ export class ArenaHeap {
       }
       free++;
       if (++run > longest) longest = run;
+      // A free unit may still be committed (a release cut short): mark it dirty so the sweep makes sure.
+      if ((i32[hb + A_RETAINED_BITS + w]! & bit) === 0) i32[hb + A_DIRTY_BITS + w] |= bit;
       if ((i32[hb + A_DIRTY_BITS + w]! & bit) !== 0) dirty++;
     }
     i32[hb + A_FREE_UNITS] = free;

@@ -6,7 +6,7 @@
  * so address 0 is never handed out. The header holds, as Int32 words:
  *
  *   magic, version, maxBytes in granules, backing kind, header bytes, base granule,
- *   committed pages, reserved granules, agents opened, wasm grow target (pages), 8 root words,
+ *   (unused), reserved granules, agents opened, wasm grow target (pages), 8 root words,
  *   then the reservation bitmap (one bit per 64 KiB granule of [0, maxBytes)),
  *   then the commit bitmap (one bit per 4 KiB page of [0, maxBytes)).
  *
@@ -42,7 +42,7 @@ const H_GRANULES = 2;
 const H_BACKING = 3;
 const H_HEADER_BYTES = 4;
 const H_BASE_GRANULE = 5;
-const H_COMMITTED_PAGES = 6;
+const H_UNUSED = 6; // held a committed-pages count once; the bitmap is now counted instead
 const H_RESERVED_GRANULES = 7;
 const H_AGENTS = 8;
 const H_GROW_PAGES = 9;
@@ -142,9 +142,19 @@ export class AddressSpace {
     return this.backing.buffer();
   }
 
-  /** Bytes committed in the whole space (all agents), counted in pages. */
+  /**
+   * Bytes committed in the whole space (all agents): the commit bitmap's set bits, counted when asked (a
+   * count kept beside the bitmap could drift if an agent died between the two updates).
+   */
   get committedBytes(): number {
-    return Atomics.load(this.hdr, H_COMMITTED_PAGES) * PAGE_SIZE;
+    const hdr = this.hdr;
+    const end = this.commitWords + this.maxBytes / PAGE_SIZE / 32;
+    let pages = 0;
+    for (let w = this.commitWords; w < end; w++) {
+      const bits = hdr[w]!;
+      if (bits !== 0) pages += popcount(bits);
+    }
+    return pages * PAGE_SIZE;
   }
 
   /** How many agents have opened the space so far (the creator included). */
@@ -249,8 +259,7 @@ export class AddressSpace {
     this.backing.ensure(Math.ceil(end / PAGE_SIZE) * PAGE_SIZE, this.hdr, H_GROW_PAGES);
     this.refresh();
     const p0 = Math.floor(addr / PAGE_SIZE);
-    const added = this.setBits(this.commitWords, p0, Math.ceil(end / PAGE_SIZE) - p0);
-    if (added) Atomics.add(this.hdr, H_COMMITTED_PAGES, added);
+    this.setBits(this.commitWords, p0, Math.ceil(end / PAGE_SIZE) - p0);
   }
 
   /**
@@ -264,8 +273,7 @@ export class AddressSpace {
     const p0 = Math.ceil(addr / PAGE_SIZE);
     const p1 = Math.floor((addr + size) / PAGE_SIZE);
     if (p1 <= p0) return 0;
-    const removed = this.clearBits(this.commitWords, p0, p1 - p0);
-    if (removed) Atomics.sub(this.hdr, H_COMMITTED_PAGES, removed);
+    this.clearBits(this.commitWords, p0, p1 - p0);
     return this.returnPages(p0 * PAGE_SIZE, p1 * PAGE_SIZE);
   }
 
@@ -498,7 +506,7 @@ export function createAddressSpace(options: AddressSpaceOptions = {}): AddressSp
   const commitAt = H_BITMAPS + maxBytes / GRANULE / 32;
   const headerPages = (base + headerBytes) / PAGE_SIZE;
   for (let p = base / PAGE_SIZE; p < headerPages; p++) hdr[commitAt + (p >>> 5)] |= 1 << (p & 31);
-  hdr[H_COMMITTED_PAGES] = headerBytes / PAGE_SIZE;
+  hdr[H_UNUSED] = 0;
   Atomics.store(hdr, H_MAGIC, MAGIC);
 
   const handle: AddressSpaceHandle = {
