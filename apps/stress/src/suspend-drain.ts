@@ -248,6 +248,7 @@ export async function runSuspendDrain(
       const ptrs = held.flat();
       out(`\nround ${round}: worker ${freer} frees all ${ptrs.length} blocks (${ptrs.length - held[freer]!.length} of them other workers'); the other ${o.workers - 1} idle`);
       phase = `round ${round}: the frees`;
+      const start = performance.now(); // sample times count from the free command
       const freed = agents[freer]!.request({ cmd: 'free', ptrs }, 'freed');
       const idling = agents.filter((a) => a.index !== freer).map((a) => a.request({ cmd: 'idle' }, 'idling'));
       const f = await freed;
@@ -260,7 +261,6 @@ export async function runSuspendDrain(
 
       phase = `round ${round}: waiting for resident memory to fall`;
       const samples: Sample[] = [];
-      const start = performance.now();
       let low = Infinity;
       let fellMs: number | null = null;
       let lowAt = start;
@@ -285,7 +285,7 @@ export async function runSuspendDrain(
       if (tty) progress.write('\n');
 
       const stats = (await Promise.all(agents.map((a) => a.request({ cmd: 'stats' }, 'stats')))).map((m) => m.stats);
-      out(`  resident memory while the workers idle (${samples.length} samples every ${o.sampleMs} ms; peak ${mib(peak)} MiB):`);
+      out(`  resident memory from the free command on (${samples.length} samples every ${o.sampleMs} ms; peak ${mib(peak)} MiB):`);
       sampleTable(samples, peak, out);
       out('  worker stats after the wait:');
       statsTable(stats, freer, out);
