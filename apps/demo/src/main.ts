@@ -1,17 +1,21 @@
 /**
- * `pnpm start`: Paddock's demo. The main thread and two workers share one address space and touch
- * 256 MiB of it; then one worker decommits the range and the demo shows what the operating system says
- * about resident memory before and after, and whether native page return is active. (When the allocator
- * layers land, this grows into the allocator demo.)
+ * `pnpm start`: Paddock's demo. Two producer workers allocate about 100 MiB of messages in one shared
+ * heap and send them to a consumer worker, which checks every message, holds them all, then frees them
+ * (blocks another agent allocated). Then every agent goes idle, and the demo prints the process's resident
+ * memory as the OS reports it, over time. It runs the same work on Paddock's arena allocator and on the
+ * classic pool it replaces: the arena hands idle memory back; the classic pool keeps it.
  */
-import { Worker } from 'node:worker_threads';
+import { Worker, MessageChannel } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
-import { createAddressSpace, formatBytes, type AddressSpaceHandle } from '@paddock/platform';
+import { loadNativePageReturn } from '@paddock/platform';
+import { createDemoHeap, type BackendName } from './backends.js';
 
 const MiB = 1 << 20;
-const SIZE = 256 * MiB;
+const PRODUCERS = 2;
+const PER_PRODUCER = 50 * MiB;
+const IDLE_MS = 2500;
 
-/** Resident memory as the OS reports it (/proc/self/statm on Linux), else Node's figure. */
+/** Resident memory of this process as the OS reports it (/proc/self/statm on Linux), else Node's figure. */
 function residentBytes(): number {
   try {
     const pages = Number(readFileSync('/proc/self/statm', 'utf8').split(' ')[1]);
@@ -22,46 +26,104 @@ function residentBytes(): number {
   return process.memoryUsage.rss();
 }
 
-const mib = (n: number) => `${(n / MiB).toFixed(1).padStart(7)} MiB`;
+const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function runWorker(data: { handle: AddressSpaceHandle; kind: string; addr: number; size: number; value: number }) {
-  return new Promise<Record<string, unknown>>((resolve, reject) => {
-    const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: data });
-    w.once('message', resolve);
+function next<T extends { kind: string }>(w: Worker, kind: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const on = (m: T) => {
+      if (m.kind !== kind) return;
+      w.off('message', on);
+      resolve(m);
+    };
+    w.on('message', on);
     w.once('error', reject);
   });
 }
 
+interface Run {
+  rows: [string, number][];
+  samples: [number, number][];
+  messages: number;
+  bad: number;
+}
+
+async function run(backend: BackendName): Promise<Run> {
+  const { heap, handle } = createDemoHeap(backend, 1 << 30);
+  const channels = Array.from({ length: PRODUCERS }, () => new MessageChannel());
+  const url = new URL('./worker.js', import.meta.url);
+  const producers = channels.map(
+    (c, i) =>
+      new Worker(url, {
+        workerData: { handle, role: 'producer', id: i + 1, bytes: PER_PRODUCER, port: c.port1, producers: PRODUCERS },
+        transferList: [c.port1],
+      }),
+  );
+  const ports = channels.map((c) => c.port2);
+  const consumer = new Worker(url, { workerData: { handle, role: 'consumer', id: 0, bytes: 0, ports, producers: PRODUCERS }, transferList: ports });
+  const all = [...producers, consumer];
+  await sleep(300); // let the workers start and attach
+  const rows: [string, number][] = [['workers up, nothing allocated', residentBytes()]];
+
+  const holding = next<{ kind: string; count: number; bad: number }>(consumer, 'holding');
+  for (const p of producers) p.postMessage('start');
+  const held = await holding;
+  rows.push([`consumer holds ${held.count} messages`, residentBytes()]);
+
+  const freed = next(consumer, 'freed');
+  consumer.postMessage('free');
+  await freed;
+  rows.push(['consumer freed them all', residentBytes()]);
+
+  for (const w of all) w.postMessage('idle');
+  const samples: [number, number][] = [];
+  const t0 = Date.now();
+  while (Date.now() - t0 < IDLE_MS) {
+    await sleep(100);
+    const r = residentBytes();
+    samples.push([Date.now() - t0, r]);
+    process.stderr.write(`\r${backend}: idle ${((Date.now() - t0) / 1000).toFixed(1)} s, resident ${mib(r)}    `);
+  }
+  process.stderr.write('\n');
+  for (const at of [500, 1000, 1500, 2000]) {
+    const sample = samples.find(([t]) => t >= at);
+    if (sample) rows.push([`idle for ${at / 1000} s`, sample[1]]);
+  }
+  rows.push([`idle for ${IDLE_MS / 1000} s`, residentBytes()]);
+  const stopped = all.map((w) => next(w, 'stopped'));
+  for (const w of all) w.postMessage('stop');
+  await Promise.all(stopped);
+  await Promise.all(all.map((w) => w.terminate()));
+  void heap;
+  return { rows, samples, messages: held.count, bad: held.bad };
+}
+
 async function main(): Promise<void> {
-  const space = createAddressSpace({ maxBytes: 1 << 30 });
-  console.log(`Paddock demo: one address space of ${formatBytes(space.maxBytes)} bytes, shared by the main thread and 2 workers`);
-  console.log(`native page return: ${space.pageReturn === 'native' ? 'active (madvise MADV_DONTNEED)' : 'not available: decommit is bookkeeping only'}`);
-  const addr = space.reserve(SIZE, SIZE);
-  space.commit(addr, SIZE);
-  const rows: [string, number][] = [['start', residentBytes()]];
+  console.log('Paddock demo: 2 producer workers allocate ~100 MiB of messages in one shared heap;');
+  console.log('a consumer worker checks and frees them; then every agent goes idle.');
+  console.log(`native page return: ${loadNativePageReturn() ? 'active (madvise MADV_DONTNEED)' : 'not available: decommit is bookkeeping only'}\n`);
+  const arena = await run('pool_arena');
+  await sleep(200);
+  const classic = await run('pool_classic');
 
-  const quarter = SIZE / 4;
-  process.stderr.write('touching 256 MiB: main thread...');
-  space.u8.fill(0x11, addr, addr + quarter);
-  process.stderr.write(' worker A, worker B...');
-  await Promise.all([
-    runWorker({ handle: space.handle, kind: 'touch', addr: addr + quarter, size: 2 * quarter, value: 0x22 }),
-    runWorker({ handle: space.handle, kind: 'touch', addr: addr + 3 * quarter, size: quarter, value: 0x33 }),
-  ]);
-  process.stderr.write(' done\n');
-  rows.push(['after touching 256 MiB', residentBytes()]);
-
-  const r = await runWorker({ handle: space.handle, kind: 'decommit', addr, size: SIZE, value: 0 });
-  rows.push([`after worker ${String(r.agentId)} decommits it`, residentBytes()]);
-
-  console.log('\nresident memory (from the OS)');
-  for (const [label, bytes] of rows) console.log(`  ${label.padEnd(32)} ${mib(bytes)}`);
-  const fell = rows[1]![1] - rows[2]![1];
-  console.log(`\nreturned to the OS: ${mib(Number(r.returned))} by the decommitting worker; resident fell by ${mib(fell)}`);
-  let nonzero = 0;
-  for (let p = addr; p < addr + SIZE; p += 4096) if (space.u8[p] !== 0) nonzero++;
-  console.log(`pages that still hold data, read by the main thread: ${nonzero} of ${SIZE / 4096}`);
-  console.log(`committed bytes in the space: ${mib(space.committedBytes)} (the header only)`);
+  const width = 34;
+  console.log(`\nresident memory of this process (from the OS)`);
+  console.log(`${''.padEnd(width)}${'pool_arena'.padStart(12)}${'pool_classic'.padStart(14)}`);
+  for (let i = 0; i < Math.min(arena.rows.length, classic.rows.length); i++) {
+    const label = arena.rows[i]![0].replace(/\d+ messages/, 'the messages');
+    console.log(`${label.padEnd(width)}${mib(arena.rows[i]![1]).padStart(12)}${mib(classic.rows[i]![1]).padStart(14)}`);
+  }
+  for (const [name, r] of [['pool_arena', arena], ['pool_classic', classic]] as const) {
+    const peak = r.rows[1]![1];
+    const end = r.rows[r.rows.length - 1]![1];
+    const base = r.rows[0]![1];
+    const settle = r.samples.find(([, bytes]) => bytes - base <= 10 * MiB);
+    console.log(
+      `${name}: ${r.messages} messages, ${r.bad} damaged; held ${mib(peak - base)} above the start, ` +
+        `${mib(end - base)} after ${IDLE_MS / 1000} s idle` +
+        (settle ? ` (within 10 MiB of the start after ${(settle[0] / 1000).toFixed(1)} s)` : ''),
+    );
+  }
 }
 
 main().catch((err) => {

@@ -1,22 +1,102 @@
-// A demo worker: opens the shared space and runs the job it is given.
-import { parentPort, workerData } from 'node:worker_threads';
-import { openAddressSpace, type AddressSpaceHandle } from '@paddock/platform';
+// A demo agent: a producer allocates messages in the shared heap and sends them to the consumer; the
+// consumer checks each message, holds them all, then frees them (blocks another agent allocated).
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { attachDemoHeap, type DemoHandle } from './backends.js';
 
 interface Job {
-  handle: AddressSpaceHandle;
-  kind: 'touch' | 'decommit';
-  addr: number;
-  size: number;
-  value: number;
+  handle: DemoHandle;
+  role: 'producer' | 'consumer';
+  id: number;
+  /** Producer: bytes of messages to send. */
+  bytes: number;
+  /** Producer: where it sends. */
+  port?: MessagePort;
+  /** Consumer: where messages arrive, one port per producer. */
+  ports?: MessagePort[];
+  producers: number;
 }
 
 const job = workerData as Job;
-const space = openAddressSpace(job.handle);
-space.covers(job.addr + job.size);
-if (job.kind === 'touch') {
-  space.u8.fill(job.value, job.addr, job.addr + job.size);
-  parentPort!.postMessage({ agentId: space.agentId, done: job.size });
+const heap = attachDemoHeap(job.handle);
+const parent = parentPort!;
+
+/** A message: word 0 its id, word 1 its size, then bytes derived from the id. */
+function write(p: number, id: number, size: number): void {
+  const u8 = heap.bytes();
+  const view = new DataView(u8.buffer, u8.byteOffset);
+  view.setUint32(p, id, true);
+  view.setUint32(p + 4, size, true);
+  for (let o = 8; o < size; o += 512) u8[p + o] = (id + o) & 255;
+}
+
+function intact(p: number): boolean {
+  const u8 = heap.bytes();
+  const view = new DataView(u8.buffer, u8.byteOffset);
+  const id = view.getUint32(p, true);
+  const size = view.getUint32(p + 4, true);
+  for (let o = 8; o < size; o += 512) if (u8[p + o] !== ((id + o) & 255)) return false;
+  return true;
+}
+
+parent.on('message', (cmd: string) => {
+  if (cmd === 'idle') heap.startIdle();
+  else if (cmd === 'stop') {
+    heap.stopIdle();
+    heap.detach();
+    parent.postMessage({ kind: 'stopped' });
+    parent.close();
+    job.port?.close();
+    for (const p of job.ports ?? []) p.close();
+  }
+});
+
+if (job.role === 'producer') {
+  parent.once('message', () => {
+    let seed = 0x9e3779b9 ^ job.id;
+    let sent = 0;
+    let count = 0;
+    let batch: number[] = [];
+    while (sent < job.bytes) {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      const size = 4096 + (seed % (60 * 1024));
+      const p = heap.malloc(size);
+      write(p, job.id * 1_000_000 + count, size);
+      batch.push(p);
+      sent += size;
+      count++;
+      if (batch.length === 64) {
+        job.port!.postMessage(batch);
+        batch = [];
+      }
+    }
+    job.port!.postMessage(batch);
+    job.port!.postMessage({ done: count });
+    heap.flush();
+    parent.postMessage({ kind: 'produced', count, bytes: sent });
+  });
 } else {
-  const returned = space.decommit(job.addr, job.size);
-  parentPort!.postMessage({ agentId: space.agentId, returned, pageReturn: space.pageReturn });
+  const held: number[] = [];
+  let done = 0;
+  let expected = 0;
+  let bad = 0;
+  const onMessage = (m: number[] | { done: number }) => {
+    if (Array.isArray(m)) {
+      for (const p of m) {
+        if (!intact(p)) bad++;
+        held.push(p);
+      }
+    } else {
+      done++;
+      expected += m.done;
+    }
+    if (done === job.producers && held.length === expected) parent.postMessage({ kind: 'holding', count: held.length, bad });
+  };
+  for (const port of job.ports ?? []) port.on('message', onMessage);
+  parent.on('message', (cmd: string) => {
+    if (cmd !== 'free') return;
+    for (const p of held) heap.free(p);
+    heap.flush();
+    parent.postMessage({ kind: 'freed', count: held.length });
+    held.length = 0;
+  });
 }
