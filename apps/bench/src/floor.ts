@@ -8,8 +8,12 @@
  */
 import type { Adapter } from './adapter.js';
 
-/** Classes 0..15 hold 32 B .. 1 MiB blocks, like Paddock's. */
-const CLASS_COUNT = 16;
+/**
+ * Classes 0..15 hold 32 B .. 1 MiB blocks, like Paddock's; classes 16..25 go on doubling up to 1 GiB, so
+ * the size sweep and the realloc chain can ask for blocks of many MiB (the pair and churn workloads
+ * never reach them).
+ */
+const CLASS_COUNT = 26;
 /** Offset 0 is null, so carving starts one minimum block in. */
 const FIRST_BLOCK = 32;
 
@@ -61,5 +65,21 @@ export class FloorAdapter implements Adapter {
   /** Bytes carved so far (the bump pointer), for the self-check's bound. */
   highWater(): number {
     return this.bump;
+  }
+
+  /**
+   * realloc for the growth-chain workload, the way Paddock's works: a size in the same power-of-two
+   * class keeps the pointer; otherwise malloc, copy min(old, new) bytes, free. `u8` is the view
+   * `bytes()` returned.
+   */
+  realloc(ptr: number, oldSize: number, size: number, u8: Uint8Array): number {
+    const oc = oldSize <= 32 ? 0 : 27 - Math.clz32(oldSize - 1);
+    const nc = size <= 32 ? 0 : 27 - Math.clz32(size - 1);
+    if (oc === nc) return ptr;
+    const q = this.malloc(size);
+    if (q === 0) return 0;
+    u8.copyWithin(q, ptr, ptr + Math.min(oldSize, size));
+    this.free(ptr, oldSize);
+    return q;
   }
 }

@@ -9,6 +9,11 @@
  * ratios of the same run go to a table on stdout and, with every sample, to results/latest.json.
  * Paddock's targets are checked here: a pair <= 10 ns; churn <= 1.5x the floor and below thi.ng.
  *
+ * Issue 5's workloads follow, each with its own table: `sweep-<size>` (fixed-size churn, 32 B to 16 MiB),
+ * `hold-<size>` (hold K blocks, free them all: time and memory), `cross-32` (32 B blocks malloc'ed in one
+ * worker and freed in another, against plain JS) and `realloc` (growth chains 64 KiB -> 64 MiB at profile
+ * rungs 1, 3, 5 and 10: time against memory kept).
+ *
  * Options: --full (more rounds, longer sequences), --rounds N, --warmup N, --only name,name (peers
  * and/or workloads), --json path, --seed N, --verify (self-check every peer and exit), --strict (exit 1
  * when a target is not met).
@@ -19,7 +24,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Adapter } from './adapter.js';
 import { FloorAdapter } from './floor.js';
-import { loadPaddock, PaddockAdapter, ThingAdapter } from './peers.js';
+import { loadPaddock, PaddockAdapter, paddockDistUrl, ThingAdapter } from './peers.js';
 import {
   type Cell,
   CHURN_FLOOR_RATIO,
@@ -36,7 +41,21 @@ import {
 } from './report.js';
 import { collectGarbage, type Peer, runBatch } from './runner.js';
 import { FULL_CHECK, QUICK_CHECK, selfCheck } from './verify.js';
-import { churnWorkload, liveLabel, loopsFor, pairWorkload, type Workload } from './workloads.js';
+import { fullCreateHeap, PADDOCK_BIG_BYTES } from './mem.js';
+import { HOLD_SPECS } from './hold.js';
+import { fmtMiB, runCrossSuite, runHoldSuite, runReallocSuite, type SuiteContext, type SuiteOutput } from './suite.js';
+import {
+  churnWorkload,
+  liveLabel,
+  loopsFor,
+  pairWorkload,
+  sizeLabel,
+  SWEEP_LIVE_BYTES,
+  SWEEP_SIZES,
+  sweepLive,
+  sweepWorkload,
+  type Workload,
+} from './workloads.js';
 
 const MiB = 1024 * 1024;
 /** The floor's and thi.ng's buffer: 64k live blocks of up to 4 KiB need ~180 MiB (floor, rounded to
@@ -47,6 +66,12 @@ const ARRAY_PEER_BYTES = 256 * MiB;
 const PADDOCK_BYTES = 1024 * MiB;
 const LIVE_COUNTS = [1024, 4096, 16384, 65536];
 const PEER_ORDER = ['floor', 'thi.ng', 'paddock'];
+/** Peers of one workload only: `js` is the plain-JS baseline of cross-32. */
+const EXTRA_PEERS = ['js'];
+const SWEEP_NAMES = SWEEP_SIZES.map((s) => `sweep-${sizeLabel(s)}`);
+const HOLD_NAMES = HOLD_SPECS.map((s) => s.name);
+const CROSS_NAME = 'cross-32';
+const REALLOC_NAME = 'realloc';
 /** A time-capped peer still runs at least this many ops a round. */
 const MIN_OPS = 16;
 
@@ -58,6 +83,15 @@ interface Mode {
   readonly churnOps: (live: number) => number;
   /** Time a peer may spend in one round of one workload; a slower peer runs a prefix. */
   readonly budgetMs: number;
+  /** hold, cross-32 and realloc: warm-up and measured rounds (unless --warmup / --rounds say otherwise). */
+  readonly memWarmup: number;
+  readonly memRounds: number;
+  /** hold: hold/free cycles a round. */
+  readonly holdCycles: number;
+  /** cross-32: how long the producer produces, a round. */
+  readonly crossMs: number;
+  /** realloc: chains a round. */
+  readonly chains: number;
 }
 
 const QUICK: Mode = {
@@ -67,6 +101,11 @@ const QUICK: Mode = {
   pairOps: 1_000_000,
   churnOps: (live) => Math.max(200_000, 4 * live),
   budgetMs: 250,
+  memWarmup: 1,
+  memRounds: 5,
+  holdCycles: 8,
+  crossMs: 300,
+  chains: 6,
 };
 const FULL: Mode = {
   name: 'full',
@@ -75,12 +114,20 @@ const FULL: Mode = {
   pairOps: 4_000_000,
   churnOps: (live) => Math.max(1_000_000, 16 * live),
   budgetMs: 1000,
+  memWarmup: 2,
+  memRounds: 11,
+  holdCycles: 32,
+  crossMs: 1000,
+  chains: 16,
 };
 
 interface Options {
   mode: Mode;
   rounds: number;
   warmup: number;
+  /** --rounds / --warmup as given (-1: the mode's, per workload). */
+  roundsGiven: number;
+  warmupGiven: number;
   only: string[] | null;
   json: string;
   seed: number;
@@ -94,7 +141,8 @@ const USAGE = `usage: node apps/bench/dist/main.js [--full] [--rounds N] [--warm
   --full        ${FULL.rounds} rounds, longer sequences, ${FULL.budgetMs} ms cap per peer and round (default: quick, ${QUICK.rounds} rounds, ${QUICK.budgetMs} ms)
   --rounds N    measured rounds (after the warm-up rounds)
   --warmup N    warm-up rounds, at least 1 (the first one calibrates the time cap)
-  --only LIST   peers (${PEER_ORDER.join(', ')}) and/or workloads (pair, churn, ${LIVE_COUNTS.map((l) => `churn-${liveLabel(l)}`).join(', ')})
+  --only LIST   peers (${[...PEER_ORDER, ...EXTRA_PEERS].join(', ')}) and/or workloads (pair, churn, ${LIVE_COUNTS.map((l) => `churn-${liveLabel(l)}`).join(', ')},
+                sweep, ${SWEEP_NAMES.join(', ')}, hold, ${HOLD_NAMES.join(', ')}, ${CROSS_NAME}, ${REALLOC_NAME})
   --json PATH   where the JSON goes (default apps/bench/results/latest.json)
   --seed N      PRNG seed of the operation sequences
   --verify      run the long self-check on every peer and exit
@@ -113,6 +161,8 @@ function parseArgs(argv: string[]): Options {
     mode: QUICK,
     rounds: -1,
     warmup: -1,
+    roundsGiven: -1,
+    warmupGiven: -1,
     only: null,
     json: defaultJson,
     seed: 0x5eed,
@@ -177,6 +227,8 @@ function parseArgs(argv: string[]): Options {
         fail(`unknown option ${argv[i]}`);
     }
   }
+  o.roundsGiven = o.rounds;
+  o.warmupGiven = o.warmup;
   if (o.rounds < 0) o.rounds = o.mode.rounds;
   if (o.warmup < 0) o.warmup = o.mode.warmup;
   return o;
@@ -186,12 +238,16 @@ function parseArgs(argv: string[]): Options {
 function selection(only: string[] | null): { peers: Set<string> | null; workloads: Set<string> | null } {
   if (only === null) return { peers: null, workloads: null };
   const churns = LIVE_COUNTS.map((l) => `churn-${liveLabel(l)}`);
+  const single = ['pair', ...churns, ...SWEEP_NAMES, ...HOLD_NAMES, CROSS_NAME, REALLOC_NAME];
   const peers = new Set<string>();
   const workloads = new Set<string>();
   for (const name of only) {
-    if (PEER_ORDER.includes(name)) peers.add(name);
-    else if (name === 'pair' || churns.includes(name)) workloads.add(name);
+    if (PEER_ORDER.includes(name) || EXTRA_PEERS.includes(name)) peers.add(name);
+    else if (single.includes(name)) workloads.add(name);
     else if (name === 'churn') churns.forEach((c) => workloads.add(c));
+    else if (name === 'sweep') SWEEP_NAMES.forEach((c) => workloads.add(c));
+    else if (name === 'hold') HOLD_NAMES.forEach((c) => workloads.add(c));
+    else if (name === 'cross') workloads.add(CROSS_NAME);
     else fail(`--only: unknown name ${name}`);
   }
   return { peers: peers.size > 0 ? peers : null, workloads: workloads.size > 0 ? workloads : null };
@@ -296,6 +352,22 @@ async function main(): Promise<number> {
       workloads.push(churnWorkload(live, mode.churnOps(live), opts.seed));
     }
   }
+  const picked = (name: string) => pick.workloads === null || pick.workloads.has(name);
+  for (const size of SWEEP_SIZES) {
+    if (picked(`sweep-${sizeLabel(size)}`)) workloads.push(sweepWorkload(size, mode.churnOps(sweepLive(size)), opts.seed));
+  }
+  const isSweep = (w: Workload) => w.kind === 'churn' && w.group === 'sweep';
+  /** The size sweep runs Paddock in a 2 GiB heap (the large geometry); every other peer as in the churn. */
+  const peerFor = (w: Workload, p: Peer): Peer =>
+    isSweep(w) && p.name === 'paddock' ? { ...p, maxBytes: PADDOCK_BIG_BYTES } : p;
+  let largeMax: number | null = null;
+  if (paddock.ok && entries.find((e) => e.name === 'paddock')?.status === 'ran') {
+    try {
+      largeMax = fullCreateHeap(paddock.createHeap)({ maxBytes: PADDOCK_BIG_BYTES }).largeMax;
+    } catch {
+      largeMax = null;
+    }
+  }
 
   // --- rounds: for each workload, warm-up then measured rounds, peers interleaved and rotated ---
   const running = entries.filter((e) => e.status === 'ran').map((e) => e.peer as Peer);
@@ -323,7 +395,7 @@ async function main(): Promise<number> {
     const row = cells.get(w.name)!;
     for (let r = 0; r < totalRounds; r++) {
       for (let k = 0; k < running.length; k++) {
-        const peer = running[(k + r) % running.length];
+        const peer = peerFor(w, running[(k + r) % running.length]);
         const cell = row.get(peer.name)!;
         batch++;
         if (cell.error !== null) continue;
@@ -354,6 +426,32 @@ async function main(): Promise<number> {
       }
     }
   }
+
+  // --- issue 5's workloads beyond the timed loop: hold-then-free, cross-agent free, realloc chains ---
+  const paddockRuns = paddock.ok && entries.find((e) => e.name === 'paddock')?.status === 'ran';
+  const ctx: SuiteContext = {
+    warmup: opts.warmupGiven >= 1 ? opts.warmupGiven : mode.memWarmup,
+    rounds: opts.roundsGiven >= 1 ? opts.roundsGiven : mode.memRounds,
+    peers: pick.peers,
+    createHeap: paddockRuns && paddock.ok ? fullCreateHeap(paddock.createHeap) : null,
+    paddockUrl: paddockDistUrl().href,
+    progress: (text, key) => progress.show(text, key),
+    started,
+  };
+  const holdSpecs = HOLD_SPECS.filter((h) => picked(h.name));
+  const suites: { name: string; out: SuiteOutput }[] = [];
+  if (holdSpecs.length > 0) suites.push({ name: 'hold', out: runHoldSuite(ctx, holdSpecs, mode.holdCycles) });
+  if (picked(CROSS_NAME)) suites.push({ name: CROSS_NAME, out: await runCrossSuite(ctx, mode.crossMs) });
+  if (picked(REALLOC_NAME)) suites.push({ name: REALLOC_NAME, out: runReallocSuite(ctx, mode.chains, largeMax) });
+  const suiteFailures = suites.flatMap((x) => x.out.failures);
+  for (const f of suiteFailures) {
+    const e = entries.find((x) => f.startsWith(`${x.name} `) && x.status === 'ran');
+    if (e) {
+      e.status = 'failed';
+      e.reason = f;
+    }
+  }
+
   progress.done();
   collectGarbage();
 
@@ -369,6 +467,9 @@ async function main(): Promise<number> {
   }
   const peerNames = entries.map((e) => e.name);
   const figures: Figures = { workloads: workloads.map((w) => w.name), peers: peerNames, summary };
+  // Paddock's targets are the pair's and the random-size churn's; the size sweep has none.
+  const mainWorkloads = workloads.filter((w) => !isSweep(w));
+  const sweepWorkloads = workloads.filter(isSweep);
   for (const e of entries) {
     if (e.status !== 'ran') continue;
     const errs = workloads.map((w) => cells.get(w.name)!.get(e.name)!).filter((c) => c.error !== null);
@@ -386,7 +487,7 @@ async function main(): Promise<number> {
     if (paddockEntry.status === 'failed' && !c) return `paddock failed: ${paddockEntry.reason}`;
     return null;
   };
-  const judged = targets(figures, missing);
+  const judged = targets({ ...figures, workloads: mainWorkloads.map((w) => w.name) }, missing);
 
   // --- table ---
   const cellText = (w: string, peer: string): string => {
@@ -399,7 +500,7 @@ async function main(): Promise<number> {
   };
   const head = ['workload', 'ops', ...peerNames.map((p) => `${p} ns/op`), 'paddock/floor', 'paddock/thi.ng', 'thi.ng/floor'];
   const rows: string[][] = [head];
-  for (const w of workloads) {
+  for (const w of mainWorkloads) {
     rows.push([
       w.name,
       fmtCount(w.ops),
@@ -409,21 +510,25 @@ async function main(): Promise<number> {
       fmtRatio(ratio(figures, w.name, 'thi.ng', 'floor')),
     ]);
   }
-  out();
-  out(layout(rows));
-  out();
-  out('spread over the measured rounds (min .. max ns/op)');
-  const spread: string[][] = [['workload', ...peerNames]];
-  for (const w of workloads) {
-    spread.push([
-      w.name,
-      ...peerNames.map((p) => {
-        const s = summary.get(w.name)?.get(p);
-        return s ? `${fmtNs(s.min)} .. ${fmtNs(s.max)}` : '-';
-      }),
-    ]);
+  if (mainWorkloads.length > 0) {
+    out();
+    out(layout(rows));
   }
-  out(layout(spread));
+  if (workloads.length > 0) {
+    out();
+    out('spread over the measured rounds (min .. max ns/op)');
+    const spread: string[][] = [['workload', ...peerNames]];
+    for (const w of workloads) {
+      spread.push([
+        w.name,
+        ...peerNames.map((p) => {
+          const s = summary.get(w.name)?.get(p);
+          return s ? `${fmtNs(s.min)} .. ${fmtNs(s.max)}` : '-';
+        }),
+      ]);
+    }
+    out(layout(spread));
+  }
   const capped: string[] = [];
   for (const w of workloads) {
     for (const c of cells.get(w.name)!.values()) {
@@ -441,6 +546,8 @@ async function main(): Promise<number> {
     if (w.kind !== 'churn') continue;
     for (const c of cells.get(w.name)!.values()) if (c.error === null && !c.touched) untouched.add(c.peer);
   }
+  const tierOf = (size: number): string =>
+    largeMax === null ? '-' : size <= 1 << 20 ? `class ${size <= 32 ? 0 : 27 - Math.clz32(size - 1)}` : size <= largeMax ? 'large' : 'oversized';
   if (opts.touch && untouched.size > 0) {
     out(`prefill not touched (no byte view): ${[...untouched].join(', ')}: its churn figures include first-touch page faults`);
   } else if (!opts.touch) {
@@ -449,15 +556,50 @@ async function main(): Promise<number> {
   const failures = entries.filter((e) => e.status === 'failed');
   for (const e of failures) out(`${e.name}: FAILED (${e.reason})`);
 
-  out();
-  out(`targets for paddock (pair <= ${PAIR_LIMIT_NS} ns; churn <= ${CHURN_FLOOR_RATIO}x floor and < thi.ng, same run):`);
-  const trows: string[][] = [];
-  for (const t of judged) {
-    const value =
-      t.value === null ? '' : t.rule.startsWith('pair') ? `${fmtNs(t.value)} ns` : fmtRatio(t.value);
-    trows.push([`  ${t.rule}`, t.status === 'n/a' ? `n/a (${t.note})` : t.status, value]);
+  if (judged.length > 0) {
+    out();
+    out(`targets for paddock (pair <= ${PAIR_LIMIT_NS} ns; churn <= ${CHURN_FLOOR_RATIO}x floor and < thi.ng, same run):`);
+    const trows: string[][] = [];
+    for (const t of judged) {
+      const value =
+        t.value === null ? '' : t.rule.startsWith('pair') ? `${fmtNs(t.value)} ns` : fmtRatio(t.value);
+      trows.push([`  ${t.rule}`, t.status === 'n/a' ? `n/a (${t.note})` : t.status, value]);
+    }
+    out(layout(trows));
   }
-  out(layout(trows));
+
+  // --- the size sweep ---
+  if (sweepWorkloads.length > 0) {
+    out();
+    out(
+      `size sweep: fixed-size churn (free a random live block, malloc the same size into its slot), live bytes <= ${fmtMiB(SWEEP_LIVE_BYTES)}, ` +
+        `median ns per op (Paddock: ${fmtMiB(PADDOCK_BIG_BYTES)} heap, large geometry${largeMax === null ? '' : `, largeMax ${fmtCount(largeMax)} B`})`,
+    );
+    const srows: string[][] = [
+      ['workload', 'live', 'live bytes', 'ops', 'paddock tier', ...peerNames.map((p) => `${p} ns/op`), 'paddock/floor', 'paddock/thi.ng'],
+    ];
+    for (const w of sweepWorkloads) {
+      if (w.kind !== 'churn') continue;
+      const bs = w.blockSize ?? 0;
+      srows.push([
+        w.name,
+        fmtCount(w.live),
+        fmtMiB(w.live * bs),
+        fmtCount(w.ops),
+        tierOf(bs),
+        ...peerNames.map((p) => cellText(w.name, p)),
+        fmtRatio(ratio(figures, w.name, 'paddock', 'floor')),
+        fmtRatio(ratio(figures, w.name, 'paddock', 'thi.ng')),
+      ]);
+    }
+    out(layout(srows));
+    out('(time per op only: the timed loop does not touch the blocks it gets; the prefill did. See the spread and time-capped lines above.)');
+  }
+
+  for (const x of suites) {
+    out();
+    for (const line of x.out.lines) out(line);
+  }
 
   // --- JSON ---
   const doc = {
@@ -485,12 +627,17 @@ async function main(): Promise<number> {
       only: opts.only,
       touchPrefill: opts.touch,
       maxBytes: Object.fromEntries(running.map((p) => [p.name, p.maxBytes])),
-      sizes: { pair: 32, churnMin: 16, churnMax: 4096 },
+      sizes: { pair: 32, churnMin: 16, churnMax: 4096, sweep: SWEEP_SIZES, sweepLiveBytes: SWEEP_LIVE_BYTES },
+      sweepPaddockMaxBytes: PADDOCK_BIG_BYTES,
+      paddockLargeMax: largeMax,
+      memWorkloads: { warmup: ctx.warmup, rounds: ctx.rounds, holdCycles: mode.holdCycles, crossMs: mode.crossMs, chains: mode.chains },
     },
     peers: entries.map((e) => ({ name: e.name, status: e.status, reason: e.reason, selfCheck: e.selfCheck })),
     workloads: workloads.map((w) => ({
       name: w.name,
       kind: w.kind,
+      group: isSweep(w) ? 'sweep' : w.kind,
+      blockBytes: w.kind === 'churn' ? (w.blockSize ?? null) : 32,
       live: w.kind === 'churn' ? w.live : 0,
       ops: w.ops,
       results: Object.fromEntries(
@@ -513,6 +660,9 @@ async function main(): Promise<number> {
       },
     })),
     targets: judged,
+    hold: suites.find((x) => x.name === 'hold')?.out.json ?? null,
+    cross: suites.find((x) => x.name === CROSS_NAME)?.out.json ?? null,
+    realloc: suites.find((x) => x.name === REALLOC_NAME)?.out.json ?? null,
   };
   mkdirSync(dirname(opts.json), { recursive: true });
   writeFileSync(opts.json, `${JSON.stringify(doc, null, 2)}\n`);

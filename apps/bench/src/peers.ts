@@ -83,8 +83,7 @@ export type PaddockLoad = { ok: true; createHeap: CreateHeap } | { ok: false; re
  * `const mod = await import('@paddock/allocator')` and keep the checks.
  */
 export async function loadPaddock(): Promise<PaddockLoad> {
-  // dist/main.js -> apps/bench/dist -> repository root
-  const url = new URL('../../../packages/allocator/dist/index.js', import.meta.url);
+  const url = paddockDistUrl();
   if (!existsSync(fileURLToPath(url))) {
     return { ok: false, reason: 'packages/allocator/dist/index.js not found: @paddock/allocator is not built yet' };
   }
@@ -98,6 +97,12 @@ export async function loadPaddock(): Promise<PaddockLoad> {
     return { ok: false, reason: '@paddock/allocator has no createHeap export' };
   }
   return { ok: true, createHeap: mod.createHeap as CreateHeap };
+}
+
+/** The built `@paddock/allocator` (the cross-agent workload's workers load it from here too). */
+export function paddockDistUrl(): URL {
+  // dist/main.js -> apps/bench/dist -> repository root
+  return new URL('../../../packages/allocator/dist/index.js', import.meta.url);
 }
 
 export function errorText(err: unknown): string {

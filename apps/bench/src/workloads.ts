@@ -49,6 +49,9 @@ export interface ChurnWorkload {
   readonly victim: Int32Array;
   /** ...and mallocs `size[i]` bytes into that slot. */
   readonly size: Int32Array;
+  /** 'sweep' for the size sweep (every block `blockSize` bytes); absent for the random-size churn. */
+  readonly group?: 'sweep';
+  readonly blockSize?: number;
 }
 
 export type Workload = PairWorkload | ChurnWorkload;
@@ -74,8 +77,38 @@ export function churnWorkload(live: number, ops: number, seed: number): ChurnWor
   return { kind: 'churn', name: `churn-${liveLabel(live)}`, live, ops, prefill, victim, size };
 }
 
-/** The live blocks of a churn round: pointer and size by slot (every heap here is under 2 GiB, so a
- * pointer fits an Int32Array). */
+/** The size sweep's block sizes: the small classes, the top class, large and oversized. */
+export const SWEEP_SIZES = [32, 256, 4096, 65536, 1 << 20, 2 << 20, 8 << 20, 16 << 20];
+/** The sweep keeps at most this many bytes live (and never more than 4096 blocks, never fewer than 4). */
+export const SWEEP_LIVE_BYTES = 64 << 20;
+
+export function sweepLive(size: number): number {
+  return Math.max(4, Math.min(4096, Math.floor(SWEEP_LIVE_BYTES / size)));
+}
+
+export function sizeLabel(bytes: number): string {
+  if (bytes >= 1 << 20 && bytes % (1 << 20) === 0) return `${bytes / (1 << 20)}m`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024}k`;
+  return String(bytes);
+}
+
+/**
+ * The size sweep at one size: `live` blocks of `blockSize` bytes, then each step frees a random live
+ * block and mallocs `blockSize` bytes into its slot. A churn workload with one size, so it runs through
+ * the same runner and timed loop as `churn-<live>`.
+ */
+export function sweepWorkload(blockSize: number, ops: number, seed: number): ChurnWorkload {
+  const live = sweepLive(blockSize);
+  const next = mulberry32(seed ^ Math.imul(blockSize, 0x85ebca6b) ^ 0x5eeb);
+  const prefill = new Int32Array(live).fill(blockSize);
+  const victim = new Int32Array(ops);
+  for (let i = 0; i < ops; i++) victim[i] = between(next, 0, live - 1);
+  const size = new Int32Array(ops).fill(blockSize);
+  return { kind: 'churn', name: `sweep-${sizeLabel(blockSize)}`, live, ops, prefill, victim, size, group: 'sweep', blockSize };
+}
+
+/** The live blocks of a churn round: pointer and size by slot (every heap here is at most 2 GiB, so a
+ * pointer is below 2^31 and fits an Int32Array). */
 export interface Slots {
   readonly ptr: Int32Array;
   readonly size: Int32Array;
