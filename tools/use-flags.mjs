@@ -1,8 +1,12 @@
-// The build flags `pnpm build use=...` accepts, parsed and checked before anything is built.
-// A flag combination that cannot work stops the build with a message that says what to pair it with.
-export const BACKENDS = ['pool_arena'];
+// The build flags `pnpm build use=...` accepts, parsed and checked before anything is built. A combination
+// that cannot work stops the build with a message that says what to pair the flag with.
+export const BACKENDS = ['pool_arena', 'pool_classic'];
 export const DEFAULT_BACKEND = 'pool_arena';
-const KNOWN = new Set([...BACKENDS]);
+/** Flags that modify one backend only: flag -> the backend it needs. */
+export const BACKEND_FLAGS = { pool_retain: 'pool_classic' };
+/** Instrumentation that works with every backend. */
+export const INSTRUMENTATION = ['pooltrack', 'checked'];
+const KNOWN = new Set([...BACKENDS, ...Object.keys(BACKEND_FLAGS), ...INSTRUMENTATION]);
 
 /** Parses `use=a,b` arguments (and PADDOCK_USE) into a checked flag list; throws an Error with the reason. */
 export function parseUse(args, env = process.env) {
@@ -16,9 +20,17 @@ export function parseUse(args, env = process.env) {
   for (const f of flags) {
     if (!KNOWN.has(f)) throw new Error(`unknown use= flag '${f}'; known flags: ${[...KNOWN].join(', ')}`);
   }
-  const backends = flags.filter((f) => BACKENDS.includes(f));
-  if (new Set(backends).size > 1) throw new Error(`use= names more than one backend (${backends.join(', ')}): pick one`);
+  const backends = [...new Set(flags.filter((f) => BACKENDS.includes(f)))];
+  if (backends.length > 1) {
+    throw new Error(`use= names more than one backend (${backends.join(' and ')}): a build has exactly one; pick one of them`);
+  }
   const backend = backends[0] ?? DEFAULT_BACKEND;
-  const normalized = [backend, ...flags.filter((f) => !BACKENDS.includes(f))].sort().join(',');
-  return { backend, flags: normalized, rest };
+  for (const f of flags) {
+    const needs = BACKEND_FLAGS[f];
+    if (needs && needs !== backend) {
+      throw new Error(`use=${f} only applies to the ${needs} backend: pair it with use=${needs}${f === 'pool_retain' ? ',pool_retain' : ''} (this build's backend is ${backend})`);
+    }
+  }
+  const others = [...new Set(flags.filter((f) => !BACKENDS.includes(f)))].sort();
+  return { backend, flags: [backend, ...others].join(','), rest };
 }

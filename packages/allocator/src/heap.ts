@@ -3,8 +3,10 @@
  * checks and conveniences a user expects: size validation, calloc, realloc, views that are always
  * current, stats and a full invariant check.
  */
-import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, type ClassStats, type ReapReport } from '@paddock/arena';
-import { LargeTier, type LargeStats } from '@paddock/large';
+import type { Heap, HeapHandle, HeapOptions, HeapStats } from './types.js';
+import { TICK_MAX_MS, TICK_MIN_MS } from './types.js';
+import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, type ReapReport } from '@paddock/arena';
+import { LargeTier } from '@paddock/large';
 import { ThreadCache } from '@paddock/thread-cache';
 import {
   HeapError,
@@ -21,79 +23,19 @@ import { DEFAULT_PROFILE, resolveProfile, validateProfile, type ResolvedProfile 
 import { Regions } from '@paddock/region';
 import { Registry } from '@paddock/registry';
 
-/** The backend every heap of this build uses. */
-export const BACKEND = 'pool_arena';
+/** This backend's name. */
+export const ARENA_BACKEND = 'pool_arena';
 const BACKEND_CODE = 1;
 const HANDLE_VERSION = 1;
 // Words this layer keeps in the heap header (region layer's user words).
 const U_BACKEND = 0;
 const U_PROFILE = 1;
 
-/** Options for {@link createHeap}. */
-export interface HeapOptions {
-  /** Upper bound of the heap in bytes (up to 4 GiB). Required unless `memory` is a SharedArrayBuffer. */
-  maxBytes?: number;
-  /** Memory/speed dial, 1 (return memory eagerly) to 10 (keep it); default 3. */
-  profile?: number;
-  /** Build the heap in an existing shared `WebAssembly.Memory` or `SharedArrayBuffer`. */
-  memory?: WebAssembly.Memory | SharedArrayBuffer;
-  /** `'growable'` (default), `'wasm'` or `'fixed'`, when Paddock creates the buffer. */
-  backing?: BackingKind;
-  /** `'auto'` (default), `'native'` (require the page-return addon) or `'none'`. */
-  pageReturn?: 'auto' | PageReturnMode;
-}
-
-/** The idle tick's first delay, and its delay again after any allocation. */
-export const TICK_MIN_MS = 10;
-/** The idle tick's cap; reaching it runs the idle return. A bounded wait never blocks longer than this. */
-export const TICK_MAX_MS = 500;
-
-/** What a worker needs to attach to the heap: pass it in `workerData` or `postMessage`. */
-export interface HeapHandle {
-  readonly kind: 'paddock-heap';
-  readonly version: number;
-  readonly backend: string;
-  readonly space: AddressSpaceHandle;
-}
-
-/** What {@link Heap.stats} reports. */
-export interface HeapStats {
-  backend: string;
-  pageReturn: PageReturnMode;
-  profile: number;
-  /** Bytes committed in the whole heap, all agents. */
-  committedBytes: number;
-  /** Resident memory of this process as the OS reports it (null where the host does not tell). */
-  residentBytes: number | null;
-  /** Bytes in live objects of this agent's arenas (objects other agents freed but this one has not drained yet count as live). */
-  liveBytes: number;
-  /** This agent's owner slot (0: it has allocated nothing). */
-  ownerSlot: number;
-  arenas: number;
-  pendingChainObjects: number;
-  perClass: ClassStats[];
-  /** Bytes of freed small blocks held in this agent's thread cache (they still count in `liveBytes` of their owner). */
-  cacheBytes: number;
-  /** Blocks held per class in this agent's thread cache. */
-  cacheBlocks: number[];
-  /** Large objects live in this agent's arenas, and their bytes (included in `liveBytes`). */
-  largeObjects: number;
-  largeBytes: number;
-  /** This agent's retention ledger: retained large units and stashed oversized mappings. */
-  retention: LargeStats;
-  /** Bytes of slabs quarantined by reaps this agent ran (left half-updated by an agent that died). */
-  quarantinedBytes: number;
-  /** Owner slots of detached or reaped agents this agent adopted. */
-  adoptedSlots: number[];
-  /** The delay the idle tick asks for next, in ms. */
-  nextTickMs: number;
-}
-
 /** One agent's handle on a shared heap. */
-export class Heap {
+export class ArenaBackedHeap implements Heap {
   /** Send this to another agent and call {@link attachHeap} there. */
   readonly handle: HeapHandle;
-  readonly backend: string = BACKEND;
+  readonly backend: string = ARENA_BACKEND;
   /** The profile rung this agent runs with (the heap's, read when it attached). */
   profile: number;
   /** The address space underneath (views, reserve, commit). */
@@ -122,7 +64,7 @@ export class Heap {
     this.arena = new ArenaHeap(space, regions, registry, resolved);
     this.cache = new ThreadCache(this.arena, resolved.cacheDepth);
     this.tier = new LargeTier(space, this.arena, resolved.largeRetention);
-    this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: BACKEND, space: space.handle };
+    this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: ARENA_BACKEND, space: space.handle };
   }
 
   /**
@@ -466,7 +408,7 @@ export class Heap {
 }
 
 /** Creates a heap (in this agent, which becomes its first user). */
-export function createHeap(options: HeapOptions = {}): Heap {
+export function createArenaHeap(options: HeapOptions = {}): ArenaBackedHeap {
   if (options === null || typeof options !== 'object') throw new TypeError('createHeap options must be an object');
   const profile = validateProfile(options.profile ?? DEFAULT_PROFILE);
   const space = createAddressSpace({
@@ -480,20 +422,20 @@ export function createHeap(options: HeapOptions = {}): Heap {
   const i32 = space.i32;
   Atomics.store(i32, regions.userWord(U_PROFILE) >>> 2, profile);
   Atomics.store(i32, regions.userWord(U_BACKEND) >>> 2, BACKEND_CODE);
-  return new Heap(space, regions, registry, profile);
+  return new ArenaBackedHeap(space, regions, registry, profile);
 }
 
 /**
  * Attaches this agent to a heap another agent created, from its handle.
  * @throws HeapError BAD_HANDLE for anything that is not a live Paddock heap handle of this backend.
  */
-export function attachHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): Heap {
+export function attachArenaHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): ArenaBackedHeap {
   if (handle === null || typeof handle !== 'object' || handle.kind !== 'paddock-heap') {
     throw new HeapError('BAD_HANDLE', `not a Paddock heap handle: ${describeValue(handle)}`);
   }
   if (handle.version !== HANDLE_VERSION) throw new HeapError('BAD_HANDLE', `heap handle version ${describeValue(handle.version)}, this build reads ${HANDLE_VERSION}`);
-  if (handle.backend !== BACKEND) {
-    throw new HeapError('BAD_HANDLE', `the heap uses backend ${describeValue(handle.backend)}; this build of Paddock is ${BACKEND}`);
+  if (handle.backend !== ARENA_BACKEND) {
+    throw new HeapError('BAD_HANDLE', `the heap uses backend ${describeValue(handle.backend)}; this heap API is ${ARENA_BACKEND}`);
   }
   const space = openAddressSpace(handle.space, options);
   const regions = Regions.open(space);
@@ -503,7 +445,7 @@ export function attachHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | 
     throw new HeapError('BAD_HANDLE', 'the heap header does not name this backend');
   }
   const profile = Atomics.load(i32, regions.userWord(U_PROFILE) >>> 2);
-  return new Heap(space, regions, registry, validateProfile(profile));
+  return new ArenaBackedHeap(space, regions, registry, validateProfile(profile));
 }
 
 function detachedError(): HeapError {

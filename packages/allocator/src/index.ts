@@ -2,7 +2,12 @@
  * @packageDocumentation
  * `@paddock/allocator`: Paddock's public API. One heap lives in a shared buffer; every agent (the main
  * thread, each worker) attaches to it and calls `malloc`/`free`/`realloc` from anywhere. A block freed by
- * an agent that did not allocate it goes home in a batch, without locks.
+ * an agent that did not allocate it goes home in a batch, without locks; memory an idle agent no longer
+ * needs goes back to the operating system.
+ *
+ * The backend is chosen when Paddock is built: `pnpm build` gives `pool_arena` (the default),
+ * `pnpm build use=pool_classic` the classic pool. A bundler or Node can also pick one without a rebuild
+ * through export conditions (`node --conditions=paddock-pool-classic`).
  *
  * ```ts
  * import { createHeap, attachHeap } from '@paddock/allocator';
@@ -13,5 +18,47 @@
  * heap.free(p);
  * ```
  */
-export { BACKEND, Heap, TICK_MAX_MS, TICK_MIN_MS, attachHeap, createHeap, type HeapHandle, type HeapOptions, type HeapStats } from './heap.js';
+import type { PageReturnMode } from '@paddock/platform';
+import { BACKEND, attachBackendHeap, createBackendHeap } from '#backend';
+import { shadowFor, withChecks, withTrace, type CheckedHandle, type Traced } from './instrument.js';
+import type { Heap, HeapHandle, HeapOptions } from './types.js';
+
+/** Build flags, replaced at build time (`use=pooltrack`, `use=checked`). */
+declare const __PADDOCK_TRACK__: boolean | undefined;
+declare const __PADDOCK_CHECKED__: boolean | undefined;
+const TRACK = typeof __PADDOCK_TRACK__ !== 'undefined' && __PADDOCK_TRACK__;
+const CHECKED = typeof __PADDOCK_CHECKED__ !== 'undefined' && __PADDOCK_CHECKED__;
+
+/** The backend this build of Paddock uses: `'pool_arena'` or `'pool_classic'`. */
+export { BACKEND };
+/** The instrumentation this build carries. */
+export const INSTRUMENTATION: readonly string[] = [...(TRACK ? ['pooltrack'] : []), ...(CHECKED ? ['checked'] : [])];
+
+function instrument(heap: Heap, shadow: SharedArrayBuffer | undefined): Heap & Partial<Traced> {
+  let h: Heap & Partial<Traced> = heap;
+  if (CHECKED && shadow) h = withChecks(h, shadow);
+  if (TRACK) h = withTrace(h);
+  return h;
+}
+
+/** Creates a heap (in this agent, which becomes its first user). */
+export function createHeap(options: HeapOptions = {}): Heap & Partial<Traced> {
+  const heap = createBackendHeap(options);
+  if (!CHECKED) return instrument(heap, undefined);
+  const shadow = shadowFor(heap.space.maxBytes);
+  (heap as { handle: CheckedHandle }).handle = { ...heap.handle, shadow };
+  return instrument(heap, shadow);
+}
+
+/**
+ * Attaches this agent to a heap another agent created, from its handle.
+ * @throws HeapError BAD_HANDLE for anything that is not a live Paddock heap handle of this backend.
+ */
+export function attachHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): Heap & Partial<Traced> {
+  const heap = attachBackendHeap(handle, options);
+  return instrument(heap, (handle as CheckedHandle).shadow);
+}
+
+export { TICK_MAX_MS, TICK_MIN_MS, type Heap, type HeapHandle, type HeapOptions, type HeapStats } from './types.js';
+export type { TraceRecord, Traced } from './instrument.js';
 export { HeapError, type HeapErrorCode } from '@paddock/platform';

@@ -1,7 +1,8 @@
 // Bad input to the public API: a RangeError for sizes, a HeapError with a code for pointers and handles,
 // and the heap left consistent and serving after each.
 import { describe, expect, it } from 'vitest';
-import { HeapError, attachHeap, createHeap } from '../src/index.js';
+import { HeapError } from '@paddock/platform';
+import { attachArenaHeap as attachHeap, createArenaHeap as createHeap } from '../src/heap.js';
 
 const heap = createHeap({ maxBytes: 1 << 30 });
 const live = heap.malloc(100);

@@ -1,7 +1,7 @@
 // Cross-agent frees with real workers: nothing lost, nothing duplicated, every block goes home.
 import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { createHeap } from '../src/index.js';
+import { createArenaHeap as createHeap } from '../src/heap.js';
 import { nextMessage, startWorker } from './workers.js';
 
 describe('cross-agent frees with real workers', () => {

@@ -1,6 +1,8 @@
 // Suspend and drain: the idle tick, the idle return, the bounded wait, detach and adoption, reap.
 import { describe, expect, it } from 'vitest';
-import { HeapError, TICK_MAX_MS, attachHeap, createHeap } from '../src/index.js';
+import { HeapError } from '@paddock/platform';
+import { TICK_MAX_MS } from '../src/types.js';
+import { attachArenaHeap as attachHeap, createArenaHeap as createHeap } from '../src/heap.js';
 import { rss } from '@paddock/platform';
 import { nextMessage, startWorker } from './workers.js';
 

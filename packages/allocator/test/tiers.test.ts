@@ -1,6 +1,7 @@
 // The thread cache, the large and oversized tiers, the retention ledger, and the profile wired through.
 import { describe, expect, it } from 'vitest';
-import { attachHeap, createHeap, HeapError, type Heap } from '../src/index.js';
+import { HeapError } from '@paddock/platform';
+import { attachArenaHeap as attachHeap, createArenaHeap as createHeap, type ArenaBackedHeap as Heap } from '../src/heap.js';
 import { nextMessage, startWorker } from './workers.js';
 
 const KiB = 1024;

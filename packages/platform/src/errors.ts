@@ -17,7 +17,8 @@ export type HeapErrorCode =
   | 'CORRUPTION'
   | 'NATIVE_UNAVAILABLE'
   | 'PROFILE_LOCKED'
-  | 'DETACHED';
+  | 'DETACHED'
+  | 'UNSUPPORTED';
 
 /** An error from the heap, with a `code` that says which rule was broken. */
 export class HeapError extends Error {

@@ -1,0 +1,113 @@
+/**
+ * What every backend of the umbrella package offers: the options, the handle, the stats and the `Heap`
+ * interface. The backend itself is chosen at build time (`pnpm build use=pool_classic`).
+ */
+import type { ReapReport } from '@paddock/arena';
+import type { AddressSpace, AddressSpaceHandle, BackingKind, PageReturnMode } from '@paddock/platform';
+
+/** Options for {@link createHeap}. */
+export interface HeapOptions {
+  /** Upper bound of the heap in bytes (up to 4 GiB). Required unless `memory` is a SharedArrayBuffer. */
+  maxBytes?: number;
+  /** Memory/speed dial, 1 (return memory eagerly) to 10 (keep it); default 3. */
+  profile?: number;
+  /** Build the heap in an existing shared `WebAssembly.Memory` or `SharedArrayBuffer`. */
+  memory?: WebAssembly.Memory | SharedArrayBuffer;
+  /** `'growable'` (default), `'wasm'` or `'fixed'`, when Paddock creates the buffer. */
+  backing?: BackingKind;
+  /** `'auto'` (default), `'native'` (require the page-return addon) or `'none'`. */
+  pageReturn?: 'auto' | PageReturnMode;
+}
+
+/** The idle tick's first delay, and its delay again after any allocation. */
+export const TICK_MIN_MS = 10;
+/** The idle tick's cap; reaching it runs the idle return. A bounded wait never blocks longer than this. */
+export const TICK_MAX_MS = 500;
+
+/** What a worker needs to attach to the heap: pass it in `workerData` or `postMessage`. */
+export interface HeapHandle {
+  readonly kind: 'paddock-heap';
+  readonly version: number;
+  readonly backend: string;
+  readonly space: AddressSpaceHandle;
+  /** The profile rung (the classic pool keeps it here; the arena keeps it in the heap header too). */
+  readonly profile?: number;
+}
+
+/** What {@link Heap.stats} reports. */
+export interface HeapStats {
+  backend: string;
+  pageReturn: PageReturnMode;
+  profile: number;
+  /** Bytes committed in the whole heap, all agents. */
+  committedBytes: number;
+  /** Resident memory of this process as the OS reports it (null where the host does not tell). */
+  residentBytes: number | null;
+  /** Bytes in live objects of this agent's arenas (objects other agents freed but this one has not drained yet count as live). */
+  liveBytes: number;
+  /** This agent's owner slot (0: it has allocated nothing). */
+  ownerSlot: number;
+  arenas: number;
+  pendingChainObjects: number;
+  perClass: { size: number; slabs: number; live: number; free: number }[];
+  /** Bytes of freed small blocks held in this agent's thread cache (they still count in `liveBytes` of their owner). */
+  cacheBytes: number;
+  /** Blocks held per class in this agent's thread cache. */
+  cacheBlocks: number[];
+  /** Large objects live in this agent's arenas, and their bytes (included in `liveBytes`). */
+  largeObjects: number;
+  largeBytes: number;
+  /** This agent's retention ledger: retained large units and stashed oversized mappings. */
+  retention: { budgetBytes: number; ledgerBytes: number; retainedBytes: number; stashEntries: number; stashBytes: number; mappingsAllocated: number };
+  /** Bytes of slabs quarantined by reaps this agent ran (left half-updated by an agent that died). */
+  quarantinedBytes: number;
+  /** Owner slots of detached or reaped agents this agent adopted. */
+  adoptedSlots: number[];
+  /** The delay the idle tick asks for next, in ms. */
+  nextTickMs: number;
+}
+
+/** One agent's handle on a shared heap, whatever the backend. */
+export interface Heap {
+  /** Send this to another agent and call `attachHeap` there. */
+  readonly handle: HeapHandle;
+  /** `'pool_arena'` or `'pool_classic'`. */
+  readonly backend: string;
+  /** The profile rung this agent runs with. */
+  readonly profile: number;
+  /** The address space underneath. */
+  readonly space: AddressSpace;
+  /** This agent's id in the heap (what `reap` takes). */
+  readonly agentId: number;
+  /** The largest size served from arena units (or its equivalent); above it, an oversized mapping. */
+  readonly largeMax: number;
+  malloc(size: number): number;
+  calloc(count: number, size: number): number;
+  realloc(ptr: number, size: number): number;
+  free(ptr: number, size?: number): void;
+  usableSize(ptr: number): number;
+  /** Sends pending cross-agent frees home. Returns how many objects went. */
+  flush(): number;
+  /** Reclaims frees other agents delivered. Returns how many objects came back. */
+  drain(): number;
+  /** Sends every block in this agent's thread cache home (0 where the backend has none). */
+  flushCache(): number;
+  /** Returns retained memory to the OS (0 where the backend retains nothing it can return). */
+  purgeRetention(): number;
+  readonly u8: Uint8Array;
+  readonly i32: Int32Array;
+  readonly u32: Uint32Array;
+  readonly f64: Float64Array;
+  readonly view: DataView;
+  stats(): HeapStats;
+  check(): void;
+  tick(): number;
+  startIdle(): void;
+  stopIdle(): void;
+  returnIdle(): void;
+  wait(array: Int32Array, index: number, value: number, timeoutMs?: number): 'ok' | 'not-equal' | 'timed-out';
+  detach(): void;
+  readonly isDetached: boolean;
+  reap(agentId: number, options?: { releaseLive?: boolean }): ReapReport & { stashReleased: number };
+  setProfile(rung: number): void;
+}
