@@ -65,7 +65,11 @@ const ARRAY_PEER_BYTES = 256 * MiB;
  * partially used slabs need headroom over the floor's figure. */
 const PADDOCK_BYTES = 1024 * MiB;
 const LIVE_COUNTS = [1024, 4096, 16384, 65536];
-const PEER_ORDER = ['floor', 'thi.ng', 'paddock'];
+/** `paddock` is the arena backend (pool_arena, dist/pool-arena.js), `paddock-classic` the classic pool
+ * (pool_classic, dist/pool-classic.js); the classic pool runs the pair and the churn only. */
+const PEER_ORDER = ['floor', 'thi.ng', 'paddock', 'paddock-classic'];
+/** Peers that run the pair and the random-size churn only (not the size sweep). */
+const PAIR_CHURN_ONLY = new Set(['paddock-classic']);
 /** Peers of one workload only: `js` is the plain-JS baseline of cross-32. */
 const EXTRA_PEERS = ['js'];
 const SWEEP_NAMES = SWEEP_SIZES.map((s) => `sweep-${sizeLabel(s)}`);
@@ -291,7 +295,8 @@ async function main(): Promise<number> {
 
   // --- peers ---
   const entries: PeerEntry[] = [];
-  const paddock = await loadPaddock();
+  const paddock = await loadPaddock('pool_arena');
+  const classic = await loadPaddock('pool_classic');
   for (const name of PEER_ORDER) {
     const wanted = pick.peers === null || pick.peers.has(name);
     let peer: Peer | null = null;
@@ -300,10 +305,13 @@ async function main(): Promise<number> {
     if (wanted) {
       if (name === 'floor') peer = makePeer(new FloorAdapter(), ARRAY_PEER_BYTES);
       else if (name === 'thi.ng') peer = makePeer(new ThingAdapter(), ARRAY_PEER_BYTES);
-      else if (paddock.ok) peer = makePeer(new PaddockAdapter(paddock.createHeap), PADDOCK_BYTES);
       else {
-        status = 'skipped';
-        reason = paddock.reason;
+        const load = name === 'paddock' ? paddock : classic;
+        if (load.ok) peer = makePeer(new PaddockAdapter(load.createHeap, name), PADDOCK_BYTES);
+        else {
+          status = 'skipped';
+          reason = load.reason;
+        }
       }
     }
     entries.push({ name, status, reason, selfCheck: null, peer });
@@ -389,13 +397,19 @@ async function main(): Promise<number> {
   }
   const budgetNs = mode.budgetMs * 1e6;
   const totalRounds = opts.warmup + opts.rounds;
-  const totalBatches = workloads.length * totalRounds * running.length;
+  /** The peers of one workload: the classic pool runs the pair and the churn, not the size sweep. */
+  const runningFor = (w: Workload): Peer[] => (isSweep(w) ? running.filter((p) => !PAIR_CHURN_ONLY.has(p.name)) : running);
+  for (const w of workloads) {
+    if (isSweep(w)) for (const name of PAIR_CHURN_ONLY) cells.get(w.name)!.delete(name);
+  }
+  const totalBatches = workloads.reduce((n, w) => n + totalRounds * runningFor(w).length, 0);
   let batch = 0;
   for (const w of workloads) {
     const row = cells.get(w.name)!;
+    const here = runningFor(w);
     for (let r = 0; r < totalRounds; r++) {
-      for (let k = 0; k < running.length; k++) {
-        const peer = peerFor(w, running[(k + r) % running.length]);
+      for (let k = 0; k < here.length; k++) {
+        const peer = peerFor(w, here[(k + r) % here.length]);
         const cell = row.get(peer.name)!;
         batch++;
         if (cell.error !== null) continue;
@@ -472,7 +486,9 @@ async function main(): Promise<number> {
   const sweepWorkloads = workloads.filter(isSweep);
   for (const e of entries) {
     if (e.status !== 'ran') continue;
-    const errs = workloads.map((w) => cells.get(w.name)!.get(e.name)!).filter((c) => c.error !== null);
+    const errs = workloads
+      .map((w) => cells.get(w.name)!.get(e.name))
+      .filter((c): c is Cell => c !== undefined && c.error !== null);
     if (errs.length > 0) {
       e.status = 'failed';
       e.reason = errs.map((c) => `${c.workload}: ${c.error}`).join('; ');
@@ -498,7 +514,16 @@ async function main(): Promise<number> {
     if (c?.error) return 'failed';
     return e.status === 'ran' ? '-' : e.status;
   };
-  const head = ['workload', 'ops', ...peerNames.map((p) => `${p} ns/op`), 'paddock/floor', 'paddock/thi.ng', 'thi.ng/floor'];
+  const head = [
+    'workload',
+    'ops',
+    ...peerNames.map((p) => `${p} ns/op`),
+    'paddock/floor',
+    'paddock/thi.ng',
+    'thi.ng/floor',
+    'arena/classic',
+    'classic/floor',
+  ];
   const rows: string[][] = [head];
   for (const w of mainWorkloads) {
     rows.push([
@@ -508,11 +533,14 @@ async function main(): Promise<number> {
       fmtRatio(ratio(figures, w.name, 'paddock', 'floor')),
       fmtRatio(ratio(figures, w.name, 'paddock', 'thi.ng')),
       fmtRatio(ratio(figures, w.name, 'thi.ng', 'floor')),
+      fmtRatio(ratio(figures, w.name, 'paddock', 'paddock-classic')),
+      fmtRatio(ratio(figures, w.name, 'paddock-classic', 'floor')),
     ]);
   }
   if (mainWorkloads.length > 0) {
     out();
     out(layout(rows));
+    out('paddock = the arena backend (pool_arena, dist/pool-arena.js); paddock-classic = the classic pool (pool_classic, dist/pool-classic.js); arena/classic = paddock / paddock-classic (below 1: the arena is faster)');
   }
   if (workloads.length > 0) {
     out();
@@ -523,7 +551,8 @@ async function main(): Promise<number> {
         w.name,
         ...peerNames.map((p) => {
           const s = summary.get(w.name)?.get(p);
-          return s ? `${fmtNs(s.min)} .. ${fmtNs(s.max)}` : '-';
+          if (s) return `${fmtNs(s.min)} .. ${fmtNs(s.max)}`;
+          return isSweep(w) && PAIR_CHURN_ONLY.has(p) ? 'n/a' : '-';
         }),
       ]);
     }
@@ -570,13 +599,14 @@ async function main(): Promise<number> {
 
   // --- the size sweep ---
   if (sweepWorkloads.length > 0) {
+    const sweepPeers = peerNames.filter((p) => !PAIR_CHURN_ONLY.has(p));
     out();
     out(
       `size sweep: fixed-size churn (free a random live block, malloc the same size into its slot), live bytes <= ${fmtMiB(SWEEP_LIVE_BYTES)}, ` +
         `median ns per op (Paddock: ${fmtMiB(PADDOCK_BIG_BYTES)} heap, large geometry${largeMax === null ? '' : `, largeMax ${fmtCount(largeMax)} B`})`,
     );
     const srows: string[][] = [
-      ['workload', 'live', 'live bytes', 'ops', 'paddock tier', ...peerNames.map((p) => `${p} ns/op`), 'paddock/floor', 'paddock/thi.ng'],
+      ['workload', 'live', 'live bytes', 'ops', 'paddock tier', ...sweepPeers.map((p) => `${p} ns/op`), 'paddock/floor', 'paddock/thi.ng'],
     ];
     for (const w of sweepWorkloads) {
       if (w.kind !== 'churn') continue;
@@ -587,7 +617,7 @@ async function main(): Promise<number> {
         fmtMiB(w.live * bs),
         fmtCount(w.ops),
         tierOf(bs),
-        ...peerNames.map((p) => cellText(w.name, p)),
+        ...sweepPeers.map((p) => cellText(w.name, p)),
         fmtRatio(ratio(figures, w.name, 'paddock', 'floor')),
         fmtRatio(ratio(figures, w.name, 'paddock', 'thi.ng')),
       ]);
@@ -657,6 +687,8 @@ async function main(): Promise<number> {
         'paddock/floor': ratio(figures, w.name, 'paddock', 'floor'),
         'paddock/thi.ng': ratio(figures, w.name, 'paddock', 'thi.ng'),
         'thi.ng/floor': ratio(figures, w.name, 'thi.ng', 'floor'),
+        'paddock/paddock-classic': ratio(figures, w.name, 'paddock', 'paddock-classic'),
+        'paddock-classic/floor': ratio(figures, w.name, 'paddock-classic', 'floor'),
       },
     })),
     targets: judged,

@@ -47,10 +47,13 @@ export type CreateHeap = (options: { maxBytes: number }) => PaddockHeap;
 
 /** Paddock through its public API: `createHeap({ maxBytes })`, then `heap.malloc` / `heap.free`. */
 export class PaddockAdapter implements Adapter {
-  readonly name = 'paddock';
   private heap: PaddockHeap | null = null;
 
-  constructor(private readonly createHeap: CreateHeap) {}
+  /** `name`: `paddock` (the arena, pool_arena) or `paddock-classic` (pool_classic). */
+  constructor(
+    private readonly createHeap: CreateHeap,
+    readonly name: string = 'paddock',
+  ) {}
 
   setup(maxBytes: number): void {
     this.heap = this.createHeap({ maxBytes });
@@ -75,34 +78,45 @@ export class PaddockAdapter implements Adapter {
   }
 }
 
-export type PaddockLoad = { ok: true; createHeap: CreateHeap } | { ok: false; reason: string };
+export type PaddockLoad = { ok: true; createHeap: CreateHeap; url: string } | { ok: false; reason: string };
+
+/** The two Paddock backends, each built as its own file of `packages/allocator/dist`. */
+export type PaddockBackend = 'pool_arena' | 'pool_classic';
 
 /**
- * Finds `@paddock/allocator`. It is not a dependency of this app yet (it is being written), so it is
- * loaded from the workspace's built file at run time. Once it is a dependency, replace the body with
- * `const mod = await import('@paddock/allocator')` and keep the checks.
+ * Finds `@paddock/allocator`, one backend. It is not a dependency of this app, so it is loaded from the
+ * workspace's built files at run time: `dist/pool-arena.js` (the `paddock` peer) or `dist/pool-classic.js`
+ * (the `paddock-classic` peer), each holding one backend whatever `use=` the default build got. The
+ * module's `BACKEND` export must name the backend asked for.
  */
-export async function loadPaddock(): Promise<PaddockLoad> {
-  const url = paddockDistUrl();
+export async function loadPaddock(backend: PaddockBackend = 'pool_arena'): Promise<PaddockLoad> {
+  const url = paddockDistUrl(backend);
+  const file = backend === 'pool_arena' ? 'pool-arena.js' : 'pool-classic.js';
   if (!existsSync(fileURLToPath(url))) {
-    return { ok: false, reason: 'packages/allocator/dist/index.js not found: @paddock/allocator is not built yet' };
+    return { ok: false, reason: `packages/allocator/dist/${file} not found: @paddock/allocator is not built yet` };
   }
-  let mod: { createHeap?: unknown };
+  let mod: { createHeap?: unknown; BACKEND?: unknown };
   try {
-    mod = (await import(url.href)) as { createHeap?: unknown };
+    mod = (await import(url.href)) as { createHeap?: unknown; BACKEND?: unknown };
   } catch (err) {
-    return { ok: false, reason: `@paddock/allocator failed to load: ${errorText(err)}` };
+    return { ok: false, reason: `@paddock/allocator (${file}) failed to load: ${errorText(err)}` };
   }
   if (typeof mod.createHeap !== 'function') {
-    return { ok: false, reason: '@paddock/allocator has no createHeap export' };
+    return { ok: false, reason: `@paddock/allocator (${file}) has no createHeap export` };
   }
-  return { ok: true, createHeap: mod.createHeap as CreateHeap };
+  if (mod.BACKEND !== undefined && mod.BACKEND !== backend) {
+    return { ok: false, reason: `packages/allocator/dist/${file} is backend ${String(mod.BACKEND)}, not ${backend}` };
+  }
+  return { ok: true, createHeap: mod.createHeap as CreateHeap, url: url.href };
 }
 
-/** The built `@paddock/allocator` (the cross-agent workload's workers load it from here too). */
-export function paddockDistUrl(): URL {
+/**
+ * The built `@paddock/allocator`, one backend (the multi-agent workloads' workers load it from here too).
+ */
+export function paddockDistUrl(backend: PaddockBackend = 'pool_arena'): URL {
   // dist/main.js -> apps/bench/dist -> repository root
-  return new URL('../../../packages/allocator/dist/index.js', import.meta.url);
+  const file = backend === 'pool_arena' ? 'pool-arena.js' : 'pool-classic.js';
+  return new URL(`../../../packages/allocator/dist/${file}`, import.meta.url);
 }
 
 export function errorText(err: unknown): string {
