@@ -79,3 +79,15 @@ describe('layering check', () => {
     expect(LAYERS['@paddock/allocator']).toBe(6);
   });
 });
+
+describe('the API reference', () => {
+  it('pnpm build:docs builds it with no warnings (typedoc treats warnings as errors here)', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { fileURLToPath } = await import('node:url');
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const out = mkdtempSync(join(tmpdir(), 'paddock-api-'));
+    const run = spawnSync('pnpm', ['exec', 'typedoc', '--out', out], { cwd: root, encoding: 'utf8' });
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).not.toMatch(/warning/i);
+  });
+});
