@@ -97,7 +97,7 @@ export class ArenaBackedHeap implements Heap {
    * @throws RangeError for a size that is negative, not an integer, or above what the heap serves.
    */
   malloc(size: number): number {
-    this.activity++;
+    this.activity = (this.activity + 1) | 0; // stays a small integer: a counter that grew into a double would allocate
     if ((size >>> 0) === size && size <= MAX_CLASS_SIZE) {
       const cls = classIndex(size);
       const p = this.cache.pop(cls);
