@@ -379,15 +379,33 @@ export class ArenaHeap {
   private findRun(base: number, span: number): number {
     const i32 = this.i32;
     const hb = base >>> 2;
-    let run = 0;
+    let run = 0; // free units directly above u
     let longest = 0;
-    for (let u = this.units - 1; u >= HEADER_UNITS; u--) {
+    let u = this.units - 1;
+    while (u >= HEADER_UNITS) {
+      if ((u & 31) === 31 && u - 31 >= HEADER_UNITS) {
+        // A whole bitmap word at once when it is all free or all used.
+        const w = i32[hb + A_UNIT_BITS + (u >>> 5)]!;
+        if (w === 0) {
+          if (run + 32 >= span) return u + run - span + 1;
+          run += 32;
+          if (run > longest) longest = run;
+          u -= 32;
+          continue;
+        }
+        if (w === -1) {
+          run = 0;
+          u -= 32;
+          continue;
+        }
+      }
       if ((i32[hb + A_UNIT_BITS + (u >>> 5)]! & (1 << (u & 31))) === 0) {
         if (++run === span) return u;
         if (run > longest) longest = run;
       } else {
         run = 0;
       }
+      u--;
     }
     i32[hb + A_RUN_BOUND] = longest;
     return -1;
@@ -398,22 +416,12 @@ export class ArenaHeap {
     let i32 = this.i32;
     let clean = 0;
     let taken = 0;
-    for (let k = u; k < u + span; k++) {
-      const w = hb + A_UNIT_BITS + (k >>> 5);
-      const bit = 1 << (k & 31);
-      i32[w] |= bit;
-      const d = hb + A_DIRTY_BITS + (k >>> 5);
-      const r = hb + A_RETAINED_BITS + (k >>> 5);
-      if ((i32[d]! & bit) !== 0) {
-        i32[d] &= ~bit;
-        i32[hb + A_DIRTY_UNITS]--;
-      } else if ((i32[r]! & bit) !== 0) {
-        i32[r] &= ~bit;
-        taken++;
-      } else {
-        clean++;
-      }
-    }
+    // Word at a time: mark the units used; dirty ones need no commit, retained ones leave the ledger.
+    setBitRange(i32, hb + A_UNIT_BITS, u, span);
+    const dirtyHit = clearBitRange(i32, hb + A_DIRTY_BITS, u, span);
+    taken = clearBitRange(i32, hb + A_RETAINED_BITS, u, span);
+    clean = span - dirtyHit - taken;
+    if (dirtyHit !== 0) i32[hb + A_DIRTY_UNITS] -= dirtyHit;
     i32[hb + A_FREE_UNITS] -= span;
     if (taken !== 0) {
       i32[hb + A_RETAINED_UNITS] -= taken;
@@ -817,8 +825,8 @@ export class ArenaHeap {
       const rk = recordIndex(base, k);
       i32[rk + R_INFO] = STATE_FREE;
       i32[rk + R_SPAN] = 0;
-      i32[hb + A_UNIT_BITS + (k >>> 5)] &= ~(1 << (k & 31));
     }
+    clearBitRange(i32, hb + A_UNIT_BITS, u, span);
     const free = i32[hb + A_FREE_UNITS]! + span;
     i32[hb + A_FREE_UNITS] = free;
     if (u < i32[hb + A_HINT]!) i32[hb + A_HINT] = u;
@@ -826,12 +834,12 @@ export class ArenaHeap {
     if (run > i32[hb + A_RUN_BOUND]!) i32[hb + A_RUN_BOUND] = run;
     if (large && this.retention !== null && this.retention.admitUnits(span)) {
       // Retained: the units stay committed for the next large block; the sweep leaves them alone.
-      for (let k = u; k < u + span; k++) i32[hb + A_RETAINED_BITS + (k >>> 5)] |= 1 << (k & 31);
+      setBitRange(i32, hb + A_RETAINED_BITS, u, span);
       i32[hb + A_RETAINED_UNITS] += span;
     } else if (span >= this.decommitSpan) {
       this.space.decommit(base + (u << UNIT_SHIFT), span << UNIT_SHIFT);
     } else {
-      for (let k = u; k < u + span; k++) i32[hb + A_DIRTY_BITS + (k >>> 5)] |= 1 << (k & 31);
+      setBitRange(i32, hb + A_DIRTY_BITS, u, span);
       i32[hb + A_DIRTY_UNITS] += span;
       if (i32[hb + A_DIRTY_UNITS]! >= this.sweepThreshold) this.sweep(base);
     }
@@ -841,11 +849,19 @@ export class ArenaHeap {
   /** Length of the free run that holds units [u, u + span). */
   private runAround(base: number, u: number, span: number): number {
     const i32 = this.i32;
-    const hb = base >>> 2;
+    const bits = (base >>> 2) + A_UNIT_BITS;
     let lo = u;
-    while (lo > HEADER_UNITS && (i32[hb + A_UNIT_BITS + ((lo - 1) >>> 5)]! & (1 << ((lo - 1) & 31))) === 0) lo--;
+    while (lo > HEADER_UNITS) {
+      if ((lo & 31) === 0 && lo - 32 >= HEADER_UNITS && i32[bits + ((lo - 1) >>> 5)] === 0) lo -= 32;
+      else if ((i32[bits + ((lo - 1) >>> 5)]! & (1 << ((lo - 1) & 31))) === 0) lo--;
+      else break;
+    }
     let hi = u + span;
-    while (hi < this.units && (i32[hb + A_UNIT_BITS + (hi >>> 5)]! & (1 << (hi & 31))) === 0) hi++;
+    while (hi < this.units) {
+      if ((hi & 31) === 0 && hi + 32 <= this.units && i32[bits + (hi >>> 5)] === 0) hi += 32;
+      else if ((i32[bits + (hi >>> 5)]! & (1 << (hi & 31))) === 0) hi++;
+      else break;
+    }
     return hi - lo;
   }
 
@@ -1554,6 +1570,45 @@ export class ArenaHeap {
       if (partial && (live === 0 || live === capacity)) throw corrupt(s, `on the partial list with ${live} of ${capacity} live`);
     }
   }
+}
+
+/** Mask of bits [lo, hi) of one 32-bit word (0 <= lo < hi <= 32). */
+function wordMask(lo: number, hi: number): number {
+  return hi - lo === 32 ? -1 : (((1 << (hi - lo)) - 1) << lo) | 0;
+}
+
+/** Sets bits [start, start + n) of the bitmap whose first word is `at`. */
+function setBitRange(i32: Int32Array, at: number, start: number, n: number): void {
+  for (let i = start, end = start + n; i < end; ) {
+    const lo = i & 31;
+    const hi = Math.min(32, lo + end - i);
+    i32[at + (i >>> 5)] |= wordMask(lo, hi);
+    i += hi - lo;
+  }
+}
+
+/** Clears bits [start, start + n) of the bitmap at `at`; returns how many were set. */
+function clearBitRange(i32: Int32Array, at: number, start: number, n: number): number {
+  let cleared = 0;
+  for (let i = start, end = start + n; i < end; ) {
+    const lo = i & 31;
+    const hi = Math.min(32, lo + end - i);
+    const m = wordMask(lo, hi);
+    const w = at + (i >>> 5);
+    const old = i32[w]!;
+    if ((old & m) !== 0) {
+      cleared += popcount(old & m);
+      i32[w] = old & ~m;
+    }
+    i += hi - lo;
+  }
+  return cleared;
+}
+
+function popcount(x: number): number {
+  x = x - ((x >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 /** Whether a sized free's `size` names the class recorded in `info`. */
