@@ -16,13 +16,14 @@ import {
 } from '@paddock/platform';
 import { ClassicPool, TICK_MAX_MS as CLASSIC_TICK_MAX_MS } from '@paddock/pool-classic';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
+import { HeapViews } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type Heap, type HeapHandle, type HeapOptions, type HeapStats } from './types.js';
 
 /** This backend's name. */
 export const CLASSIC_BACKEND = 'pool_classic';
 const HANDLE_VERSION = 1;
 
-export class ClassicBackedHeap implements Heap {
+export class ClassicBackedHeap extends HeapViews implements Heap {
   readonly handle: HeapHandle;
   readonly backend = CLASSIC_BACKEND;
   profile: number;
@@ -35,15 +36,13 @@ export class ClassicBackedHeap implements Heap {
 
   /** @internal use createClassicHeap / attachClassicHeap. */
   constructor(space: AddressSpace, pool: ClassicPool, profile: number) {
+    super();
     this.space = space;
     this.pool = pool;
     this.profile = profile;
     this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: CLASSIC_BACKEND, space: space.handle, profile };
   }
 
-  get agentId(): number {
-    return this.space.agentId;
-  }
   /** The classic pool serves every size above 1 MiB from its large lists. */
   get largeMax(): number {
     return this.space.maxBytes;
@@ -84,26 +83,6 @@ export class ClassicBackedHeap implements Heap {
   }
   purgeRetention(): number {
     return 0;
-  }
-  get u8(): Uint8Array {
-    this.space.refresh();
-    return this.space.u8;
-  }
-  get i32(): Int32Array {
-    this.space.refresh();
-    return this.space.i32;
-  }
-  get u32(): Uint32Array {
-    this.space.refresh();
-    return this.space.u32;
-  }
-  get f64(): Float64Array {
-    this.space.refresh();
-    return this.space.f64;
-  }
-  get view(): DataView {
-    this.space.refresh();
-    return new DataView(this.space.buffer, 0, this.space.viewBytes);
   }
   stats(): HeapStats {
     const s = this.pool.stats();

@@ -4,6 +4,7 @@
  * current, stats and a full invariant check.
  */
 import type { Heap, HeapHandle, HeapOptions, HeapStats } from './types.js';
+import { HeapViews } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS } from './types.js';
 import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, type ReapReport } from '@paddock/arena';
 import { LargeTier } from '@paddock/large';
@@ -32,7 +33,7 @@ const U_BACKEND = 0;
 const U_PROFILE = 1;
 
 /** One agent's handle on a shared heap. */
-export class ArenaBackedHeap implements Heap {
+export class ArenaBackedHeap extends HeapViews implements Heap {
   /** Send this to another agent and call {@link attachHeap} there. */
   readonly handle: HeapHandle;
   readonly backend: string = ARENA_BACKEND;
@@ -56,6 +57,7 @@ export class ArenaBackedHeap implements Heap {
 
   /** @internal use {@link createHeap} or {@link attachHeap}. */
   constructor(space: AddressSpace, regions: Regions, registry: Registry, profile: number) {
+    super();
     this.space = space;
     this.regions = regions;
     this.registry = registry;
@@ -190,32 +192,6 @@ export class ArenaBackedHeap implements Heap {
     return this.arena.drain();
   }
 
-  /** Bytes view of the heap, current (refreshed if another agent grew the buffer). */
-  get u8(): Uint8Array {
-    this.space.refresh();
-    return this.space.u8;
-  }
-  /** Int32 view of the heap, current. Index with `ptr >>> 2`. */
-  get i32(): Int32Array {
-    this.space.refresh();
-    return this.space.i32;
-  }
-  /** Uint32 view of the heap, current. */
-  get u32(): Uint32Array {
-    this.space.refresh();
-    return this.space.u32;
-  }
-  /** Float64 view of the heap, current. Index with `ptr >>> 3`. */
-  get f64(): Float64Array {
-    this.space.refresh();
-    return this.space.f64;
-  }
-  /** A DataView over the heap, current. */
-  get view(): DataView {
-    this.space.refresh();
-    return new DataView(this.space.buffer, 0, this.space.viewBytes);
-  }
-
   /** Counts for this agent and the heap. */
   stats(): HeapStats {
     const a = this.arena.stats();
@@ -249,11 +225,6 @@ export class ArenaBackedHeap implements Heap {
   }
 
   // ---- suspend and drain ---------------------------------------------------------------------------
-
-  /** This agent's id in the heap (what {@link reap} takes for an agent that died). */
-  get agentId(): number {
-    return this.space.agentId;
-  }
 
   /**
    * One idle visit: adopts detached or reaped owners, drains the inbox, flushes the chains. Returns the

@@ -8,7 +8,7 @@
  * owning agent, so they need no atomics; other agents reach an owner only through its inbox, one CAS per
  * batch. See docs/design/arena.md for the invariants.
  */
-import { GRANULE, HeapError, formatAddress, type AddressSpace } from '@paddock/platform';
+import { GRANULE, HeapError, bitMask, formatAddress, popcount32, type AddressSpace } from '@paddock/platform';
 import type { ResolvedProfile } from '@paddock/profile';
 import type { Regions } from '@paddock/region';
 import type { Registry } from '@paddock/registry';
@@ -867,25 +867,32 @@ export class ArenaHeap {
 
   /** Decommits every dirty unit of the arena, run by run. Returns the units decommitted. */
   sweep(base: number): number {
+    const swept = this.decommitMarked(base, A_DIRTY_BITS);
+    this.i32[(base >>> 2) + A_DIRTY_UNITS] = 0;
+    return swept;
+  }
+
+  /**
+   * Decommits every run of units whose bit is set in the arena's bitmap at word `bits` (the dirty or the
+   * retained one) and clears those bits. Returns the units decommitted.
+   */
+  private decommitMarked(base: number, bits: number): number {
     const i32 = this.i32;
-    const hb = base >>> 2;
-    let swept = 0;
+    const at = (base >>> 2) + bits;
+    let done = 0;
     let u = HEADER_UNITS;
     while (u < this.units) {
-      if ((i32[hb + A_DIRTY_BITS + (u >>> 5)]! & (1 << (u & 31))) === 0) {
+      if ((i32[at + (u >>> 5)]! & (1 << (u & 31))) === 0) {
         u++;
         continue;
       }
       const start = u;
-      while (u < this.units && (i32[hb + A_DIRTY_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0) {
-        i32[hb + A_DIRTY_BITS + (u >>> 5)] &= ~(1 << (u & 31));
-        u++;
-      }
+      while (u < this.units && (i32[at + (u >>> 5)]! & (1 << (u & 31))) !== 0) u++;
+      clearBitRange(i32, at, start, u - start);
       this.space.decommit(base + (start << UNIT_SHIFT), (u - start) << UNIT_SHIFT);
-      swept += u - start;
+      done += u - start;
     }
-    this.i32[hb + A_DIRTY_UNITS] = 0;
-    return swept;
+    return done;
   }
 
   /** An arena of this agent has no slab left: keep it as the one spare (header pages only), or release it. */
@@ -1009,17 +1016,12 @@ export class ArenaHeap {
     return n;
   }
 
-  private dropRetained(base: number): void {
-    const i32 = this.i32;
-    const hb = base >>> 2;
-    if (i32[hb + A_RETAINED_UNITS] === 0) return;
-    for (let u = HEADER_UNITS; u < this.units; u++) {
-      const w = hb + A_RETAINED_BITS + (u >>> 5);
-      if ((i32[w]! & (1 << (u & 31))) === 0) continue;
-      i32[w] &= ~(1 << (u & 31));
-      this.space.decommit(base + (u << UNIT_SHIFT), UNIT);
-    }
-    i32[hb + A_RETAINED_UNITS] = 0;
+  /** Decommits the arena's retained units and zeroes their count; returns how many there were. */
+  private dropRetained(base: number): number {
+    if (this.i32[(base >>> 2) + A_RETAINED_UNITS] === 0) return 0;
+    const dropped = this.decommitMarked(base, A_RETAINED_BITS);
+    this.i32[(base >>> 2) + A_RETAINED_UNITS] = 0;
+    return dropped;
   }
 
   /**
@@ -1321,26 +1323,7 @@ export class ArenaHeap {
   /** Decommits every retained unit of this agent's arenas; returns the units given back. */
   purgeRetained(): number {
     let purged = 0;
-    for (const base of this.arenas) {
-      const i32 = this.i32;
-      const hb = base >>> 2;
-      if (i32[hb + A_RETAINED_UNITS] === 0) continue;
-      let u = HEADER_UNITS;
-      while (u < this.units) {
-        if ((i32[hb + A_RETAINED_BITS + (u >>> 5)]! & (1 << (u & 31))) === 0) {
-          u++;
-          continue;
-        }
-        const start = u;
-        while (u < this.units && (i32[hb + A_RETAINED_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0) {
-          i32[hb + A_RETAINED_BITS + (u >>> 5)] &= ~(1 << (u & 31));
-          u++;
-        }
-        this.space.decommit(base + (start << UNIT_SHIFT), (u - start) << UNIT_SHIFT);
-        purged += u - start;
-      }
-      i32[hb + A_RETAINED_UNITS] = 0;
-    }
+    for (const base of this.arenas) purged += this.dropRetained(base);
     return purged;
   }
 
@@ -1572,17 +1555,12 @@ export class ArenaHeap {
   }
 }
 
-/** Mask of bits [lo, hi) of one 32-bit word (0 <= lo < hi <= 32). */
-function wordMask(lo: number, hi: number): number {
-  return hi - lo === 32 ? -1 : (((1 << (hi - lo)) - 1) << lo) | 0;
-}
-
 /** Sets bits [start, start + n) of the bitmap whose first word is `at`. */
 function setBitRange(i32: Int32Array, at: number, start: number, n: number): void {
   for (let i = start, end = start + n; i < end; ) {
     const lo = i & 31;
     const hi = Math.min(32, lo + end - i);
-    i32[at + (i >>> 5)] |= wordMask(lo, hi);
+    i32[at + (i >>> 5)] |= bitMask(lo, hi);
     i += hi - lo;
   }
 }
@@ -1593,22 +1571,16 @@ function clearBitRange(i32: Int32Array, at: number, start: number, n: number): n
   for (let i = start, end = start + n; i < end; ) {
     const lo = i & 31;
     const hi = Math.min(32, lo + end - i);
-    const m = wordMask(lo, hi);
+    const m = bitMask(lo, hi);
     const w = at + (i >>> 5);
     const old = i32[w]!;
     if ((old & m) !== 0) {
-      cleared += popcount(old & m);
+      cleared += popcount32(old & m);
       i32[w] = old & ~m;
     }
     i += hi - lo;
   }
   return cleared;
-}
-
-function popcount(x: number): number {
-  x = x - ((x >>> 1) & 0x55555555);
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 /** Whether a sized free's `size` names the class recorded in `info`. */

@@ -34,5 +34,6 @@ export {
   type PageReturnMode,
 } from './space.js';
 export { WASM_PAGE, type BackingKind } from './backing.js';
+export { bitMask, popcount32 } from './bits.js';
 export { HeapError, describeValue, formatAddress, formatBytes, type HeapErrorCode } from './errors.js';
 export { loadNativePageReturn, nativePageReturnError, now, rss, type NativePageReturn } from './host.js';

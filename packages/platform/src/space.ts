@@ -20,6 +20,7 @@
  * times slower); `refresh()` rebuilds them when the buffer has grown, and `covers(end)` does so lazily.
  */
 import { FixedBacking, GrowableBacking, WASM_PAGE, WasmBacking, type Backing, type BackingKind } from './backing.js';
+import { bitMask, popcount32 } from './bits.js';
 import { HeapError, describeValue, formatAddress, formatBytes } from './errors.js';
 import { loadNativePageReturn, nativePageReturnError, type NativePageReturn } from './host.js';
 
@@ -152,7 +153,7 @@ export class AddressSpace {
     let pages = 0;
     for (let w = this.commitWords; w < end; w++) {
       const bits = hdr[w]!;
-      if (bits !== 0) pages += popcount(bits);
+      if (bits !== 0) pages += popcount32(bits);
     }
     return pages * PAGE_SIZE;
   }
@@ -343,7 +344,7 @@ export class AddressSpace {
     while (i < end) {
       const lo = i & 31;
       const hi = Math.min(32, lo + (end - i));
-      const m = rangeMask(lo, hi);
+      const m = bitMask(lo, hi);
       const bits = Atomics.load(hdr, at + (i >>> 5)) & m;
       if (bits !== 0) return (i & ~31) + (31 - Math.clz32(bits & -bits));
       i += hi - lo;
@@ -358,7 +359,7 @@ export class AddressSpace {
     while (i < end) {
       const lo = i & 31;
       const hi = Math.min(32, lo + (end - i));
-      const m = rangeMask(lo, hi);
+      const m = bitMask(lo, hi);
       if ((Atomics.load(hdr, at + (i >>> 5)) & m) !== m) return false;
       i += hi - lo;
     }
@@ -374,7 +375,7 @@ export class AddressSpace {
     while (i < end) {
       const lo = i & 31;
       const hi = Math.min(32, lo + (end - i));
-      const m = rangeMask(lo, hi);
+      const m = bitMask(lo, hi);
       const w = at + (i >>> 5);
       for (;;) {
         const old = Atomics.load(hdr, w);
@@ -398,9 +399,9 @@ export class AddressSpace {
     while (i < end) {
       const lo = i & 31;
       const hi = Math.min(32, lo + (end - i));
-      const m = rangeMask(lo, hi);
+      const m = bitMask(lo, hi);
       const old = Atomics.or(hdr, at + (i >>> 5), m);
-      added += popcount(~old & m);
+      added += popcount32(~old & m);
       i += hi - lo;
     }
     return added;
@@ -415,9 +416,9 @@ export class AddressSpace {
     while (i < end) {
       const lo = i & 31;
       const hi = Math.min(32, lo + (end - i));
-      const m = rangeMask(lo, hi);
+      const m = bitMask(lo, hi);
       const old = Atomics.and(hdr, at + (i >>> 5), ~m);
-      removed += popcount(old & m);
+      removed += popcount32(old & m);
       i += hi - lo;
     }
     return removed;
@@ -605,14 +606,3 @@ function isShared(buffer: unknown): boolean {
   return Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
 }
 
-/** Mask of bits [lo, hi) of a 32-bit word, 0 <= lo < hi <= 32. */
-function rangeMask(lo: number, hi: number): number {
-  const width = hi - lo;
-  return width === 32 ? -1 : (((1 << width) - 1) << lo) | 0;
-}
-
-function popcount(x: number): number {
-  x = x - ((x >>> 1) & 0x55555555);
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
