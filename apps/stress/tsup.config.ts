@@ -5,7 +5,7 @@ import { preset } from '../../tools/tsup.preset.mjs';
 // Paddock stays external: the main thread and every worker load the built packages by name.
 export default defineConfig(
   preset({
-    entry: ['src/main.ts', 'src/suspend-drain-worker.ts'],
+    entry: ['src/main.ts', 'src/suspend-drain-worker.ts', 'src/swarm-worker.ts'],
     platform: 'node',
     dts: false,
     external: ['@paddock/allocator', '@paddock/platform'],

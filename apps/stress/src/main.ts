@@ -1,9 +1,11 @@
 /**
  * Paddock's stress programs, one per command: `node apps/stress/dist/main.js <program> [options]`.
  * Each program prints a report and a last line verdict, and exits 0 on pass, 1 on fail (2 on bad usage).
- * Programs: suspend-drain (memory freed across agents while the owners idle goes back to the OS).
+ * Programs: suspend-drain (memory freed across agents while the owners idle goes back to the OS), swarm
+ * (seeded random runs checked against a ledger of every block; `--minutes N` soaks).
  */
 import { SUSPEND_DRAIN_USAGE, parseSuspendDrainArgs, runSuspendDrain } from './suspend-drain.js';
+import { SWARM_USAGE, parseSwarmArgs, runSwarm } from './swarm.js';
 
 interface Program {
   summary: string;
@@ -16,6 +18,11 @@ const PROGRAMS: Record<string, Program> = {
     summary: '8 workers x 32 x 512 KiB freed by one worker while the others idle: resident memory must fall, then climb back',
     usage: SUSPEND_DRAIN_USAGE,
     run: (args) => runSuspendDrain(parseSuspendDrainArgs(args)),
+  },
+  swarm: {
+    summary: 'seeded random runs of 1-8 workers against a ledger of every block: patterns, kills and reaps, detaches; --minutes N soaks',
+    usage: SWARM_USAGE,
+    run: (args) => runSwarm(parseSwarmArgs(args), args),
   },
 };
 

@@ -1,0 +1,254 @@
+/**
+ * What the swarm program's main thread and its workers share: the seeded generator, how one run's
+ * configuration is drawn from its seed, the block pattern, the block ledger in shared memory and the
+ * messages. Agent indices: 0 is the main thread (it only frees, reaps and checks), 1..8 are workers.
+ */
+import type { MessagePort } from 'node:worker_threads';
+
+/** A small fast seeded generator (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A sub-seed of `seed` for `salt` (a worker index, a purpose). */
+export function subSeed(seed: number, salt: number): number {
+  let h = (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(salt + 1, 0x85ebca6b)) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d) >>> 0;
+  return (h ^ (h >>> 15)) >>> 0;
+}
+
+export type Backend = 'pool_arena' | 'pool_classic';
+export type Pattern = 'ring' | 'producer-consumer' | 'all-to-all';
+
+/** One run of the swarm, all drawn from its seed. */
+export interface RunConfig {
+  seed: number;
+  workers: number;
+  backend: Backend;
+  profile: number;
+  heapBytes: number;
+  /** Relative weights of small (<= 1 MiB), large (to largeMax) and oversized requests. */
+  mix: { small: number; large: number; oversized: number };
+  pattern: Pattern;
+  /** Per batch of operations, the chance of an idle pause (startIdle + sleep, or a bounded wait). */
+  idleChance: number;
+  /** Per operation, the chance of a realloc chain (1-6 reallocs of one block). */
+  reallocChance: number;
+  /** Workers that detach part-way (then only forward what they receive to the main thread). */
+  detaches: { worker: number; atOp: number }[];
+  /** Workers terminated part-way and reaped (pool_arena only). */
+  kills: { worker: number; atOp: number }[];
+  /** Operations each worker runs. */
+  ops: number;
+  /** Blocks one worker holds at most. */
+  maxHeld: number;
+  /** Bytes one worker holds at most. */
+  maxHeldBytes: number;
+}
+
+const MiB = 1 << 20;
+const HEAP_SIZES = [256 * MiB, 1024 * MiB, 4 * 1024 * MiB - 65536];
+const MIXES = [
+  { small: 1, large: 0, oversized: 0 },
+  { small: 1, large: 0.01, oversized: 0 },
+  { small: 1, large: 0.03, oversized: 0.005 },
+  { small: 1, large: 0.002, oversized: 0.01 },
+  { small: 1, large: 0.05, oversized: 0.02 },
+];
+const PATTERNS: Pattern[] = ['ring', 'producer-consumer', 'all-to-all'];
+
+/** Draws one run's configuration from its seed. `scale` multiplies the operation count. */
+export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }): RunConfig {
+  const r = rng(subSeed(seed, 1000));
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const workers = 1 + Math.floor(r() * 8);
+  let backend: Backend = r() < 0.7 ? 'pool_arena' : 'pool_classic';
+  if (only?.backend) backend = only.backend;
+  const profile = 1 + Math.floor(r() * 10);
+  let heapBytes = pick(HEAP_SIZES);
+  // The classic pool never merges or returns large blocks (SPEC section 9): give it the largest heap.
+  if (backend === 'pool_classic') heapBytes = HEAP_SIZES[HEAP_SIZES.length - 1]!;
+  let mix = pick(MIXES);
+  // A small heap's address space is cut up by oversized mappings (each reserves at least one arena-aligned
+  // power of two): keep them to the larger heaps.
+  if (heapBytes < 1024 * MiB) mix = { ...mix, oversized: 0 };
+  const pattern = pick(PATTERNS);
+  const idleChance = pick([0, 0.0005, 0.002, 0.005]);
+  const reallocChance = pick([0, 0.05, 0.15]);
+  const ops = Math.max(200, Math.round((1500 + Math.floor(r() * 6000)) * scale));
+  const detaches: RunConfig['detaches'] = [];
+  const kills: RunConfig['kills'] = [];
+  for (let w = 1; w <= workers; w++) {
+    const d = r();
+    const atOp = Math.floor(r() * ops * 0.9);
+    if (workers > 1 && d < 0.12) detaches.push({ worker: w, atOp });
+    else if (backend === 'pool_arena' && workers > 1 && d < 0.3) kills.push({ worker: w, atOp });
+  }
+  // Leave at least one worker that runs to the end.
+  while (detaches.length + kills.length >= workers && workers > 0) (kills.length > 0 ? kills : detaches).pop();
+  const maxHeld = pick([16, 64, 256, 1024]);
+  const maxHeldBytes = Math.min(64 * MiB, Math.floor(heapBytes / (8 * (workers + 1))));
+  return { seed, workers, backend, profile, heapBytes, mix, pattern, idleChance, reallocChance, detaches, kills, ops, maxHeld, maxHeldBytes };
+}
+
+export function describeConfig(c: RunConfig): string {
+  const mix = `mix ${c.mix.large > 0 ? `L${c.mix.large}` : 'S'}${c.mix.oversized > 0 ? `+O${c.mix.oversized}` : ''}`;
+  return [
+    c.backend === 'pool_arena' ? 'arena' : 'classic',
+    `p${c.profile}`,
+    `w${c.workers}`,
+    c.pattern,
+    `${Math.round(c.heapBytes / MiB)}MiB`,
+    mix,
+    `idle ${c.idleChance}`,
+    `realloc ${c.reallocChance}`,
+    `ops ${c.ops}`,
+    `held ${c.maxHeld}`,
+    `detach [${c.detaches.map((d) => `${d.worker}@${d.atOp}`).join(',')}]`,
+    `kill [${c.kills.map((d) => `${d.worker}@${d.atOp}`).join(',')}]`,
+  ].join(' ');
+}
+
+// ---- the block pattern ----------------------------------------------------------------------------
+
+/** The byte at offset `o` of block `id`. */
+export function patternByte(id: number, o: number): number {
+  const h = Math.imul(id, 0x9e3779b1) >>> 0;
+  return ((h >>> ((o & 3) << 3)) ^ (o >>> 2) ^ (o >>> 12)) & 255;
+}
+
+/** Visits the offsets a block's pattern covers: its first and last 64 bytes and one byte every 4 KiB between. */
+export function sampled(size: number, visit: (o: number) => boolean | void): boolean {
+  const head = Math.min(size, 64);
+  for (let o = 0; o < head; o++) if (visit(o) === false) return false;
+  for (let o = 4096; o < size - 64; o += 4096) if (visit(o) === false) return false;
+  for (let o = Math.max(head, size - 64); o < size; o++) if (visit(o) === false) return false;
+  return true;
+}
+
+/** Writes block `id`'s pattern over `[from, size)` of the block at `p`. */
+export function fillPattern(u8: Uint8Array, p: number, id: number, size: number, from = 0): void {
+  sampled(size, (o) => {
+    if (o >= from) u8[p + o] = patternByte(id, o);
+  });
+}
+
+/** The first offset below `size` where the block at `p` does not carry `id`'s pattern, or -1. */
+export function patternFault(u8: Uint8Array, p: number, id: number, size: number): number {
+  let bad = -1;
+  sampled(size, (o) => {
+    if (u8[p + o] !== patternByte(id, o)) {
+      bad = o;
+      return false;
+    }
+  });
+  return bad;
+}
+
+// ---- the ledger -----------------------------------------------------------------------------------
+
+/**
+ * The block ledger: an Int32Array over a SharedArrayBuffer every agent updates with compare-exchange.
+ * Header words, then per-agent words, then three words per block id: state, owner agent, usable bytes.
+ * A state is kind | holder << 4 | from << 8.
+ */
+export const L_NEXT_ID = 0;
+/** Per agent (index a): progress (operations done), alive flag, "shared one of its own blocks" flag. */
+export const L_PROGRESS = 16;
+export const L_ALIVE = 32;
+export const L_SHARED = 48;
+/** Per agent: the operation in flight (kind), its request size, the usable size it may release. */
+export const L_PENDING_KIND = 64;
+export const L_PENDING_SIZE = 80;
+export const L_PENDING_OLD = 96;
+export const L_ENTRIES = 128;
+
+export const K_UNUSED = 0;
+export const K_HELD = 1;
+export const K_SENT = 2;
+export const K_FREED = 3;
+export const K_DIED = 4;
+
+export const OP_NONE = 0;
+export const OP_MALLOC = 1;
+export const OP_FREE = 2;
+export const OP_REALLOC = 3;
+
+export const held = (agent: number) => K_HELD | (agent << 4);
+export const sent = (from: number, to: number) => K_SENT | (to << 4) | (from << 8);
+export const kindOf = (s: number) => s & 15;
+export const holderOf = (s: number) => (s >>> 4) & 15;
+export const fromOf = (s: number) => (s >>> 8) & 15;
+
+export function ledgerBytes(capacity: number): number {
+  return (L_ENTRIES + 3 * capacity) * 4;
+}
+export const entry = (id: number) => L_ENTRIES + 3 * id;
+
+export function describeState(s: number): string {
+  const k = kindOf(s);
+  if (k === K_UNUSED) return 'unused';
+  if (k === K_HELD) return `held by agent ${holderOf(s)}`;
+  if (k === K_SENT) return `sent from agent ${fromOf(s)} to agent ${holderOf(s)}`;
+  if (k === K_FREED) return 'freed';
+  if (k === K_DIED) return 'died with its worker';
+  return `state ${s}`;
+}
+
+// ---- messages -------------------------------------------------------------------------------------
+
+/** Blocks in transit: parallel arrays of ids, pointers and requested sizes. */
+export interface BlockBatch {
+  from: number;
+  ids: number[];
+  ptrs: number[];
+  sizes: number[];
+}
+
+export interface SwarmWorkerData {
+  lib: string;
+  handle: unknown;
+  ledger: SharedArrayBuffer;
+  capacity: number;
+  index: number;
+  config: RunConfig;
+}
+
+/** Main thread to worker. */
+export type ToSwarmWorker =
+  | { cmd: 'peers'; ports: { index: number; port: MessagePort }[] }
+  | { cmd: 'pause' }
+  | { cmd: 'resume'; dead: number[] }
+  | { cmd: 'release' }
+  | { cmd: 'finish' };
+
+export interface WorkerFigures {
+  mallocs: number;
+  callocs: number;
+  reallocs: number;
+  frees: number;
+  sent: number;
+  received: number;
+  bytes: number;
+  idles: number;
+  waits: number;
+  maxLive: number;
+}
+
+/** Worker to main thread. */
+export type FromSwarmWorker =
+  | { kind: 'ready'; index: number; agentId: number; largeMax: number }
+  | { kind: 'blocks'; batch: BlockBatch }
+  | { kind: 'paused'; index: number }
+  | { kind: 'done'; index: number }
+  | { kind: 'detached'; index: number }
+  | { kind: 'released'; index: number }
+  | { kind: 'finished'; index: number; figures: WorkerFigures }
+  | { kind: 'fault'; index: number; message: string };

@@ -1,0 +1,476 @@
+/**
+ * One worker of the swarm program: an agent of the heap that runs a seeded stream of operations
+ * (malloc, calloc, free, realloc chains, sends to other agents, idle pauses, bounded waits, flushes) and
+ * records every block in the shared ledger. Every block carries its id's pattern; the pattern is checked
+ * when the block is received and when it is freed, and each ledger step is a compare-exchange, so a block
+ * received or freed twice, or overwritten by another, is reported as a fault.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import type { Heap } from '@paddock/allocator';
+import {
+  K_DIED,
+  K_FREED,
+  L_ALIVE,
+  L_NEXT_ID,
+  L_PENDING_KIND,
+  L_PENDING_OLD,
+  L_PENDING_SIZE,
+  L_PROGRESS,
+  L_SHARED,
+  OP_FREE,
+  OP_MALLOC,
+  OP_NONE,
+  OP_REALLOC,
+  describeState,
+  entry,
+  fillPattern,
+  held,
+  kindOf,
+  patternByte,
+  patternFault,
+  rng,
+  sampled,
+  sent,
+  subSeed,
+  type BlockBatch,
+  type FromSwarmWorker,
+  type SwarmWorkerData,
+  type ToSwarmWorker,
+  type WorkerFigures,
+} from './swarm-protocol.js';
+
+const port = parentPort!;
+const data = workerData as SwarmWorkerData;
+const { config, index: me, capacity } = data;
+const L = new Int32Array(data.ledger);
+const rand = rng(subSeed(config.seed, me));
+const mod = (await import(data.lib)) as { attachHeap(handle: unknown): Heap };
+const heap = mod.attachHeap(data.handle);
+const largeMax = heap.largeMax;
+const MiB = 1 << 20;
+const BATCH = 25;
+
+// Blocks this agent holds: parallel arrays with swap-remove.
+const hIds: number[] = [];
+const hPtrs: number[] = [];
+const hSizes: number[] = [];
+let heldBytes = 0;
+
+const peers = new Map<number, MessagePort>();
+const incoming: BlockBatch[] = [];
+const outbox = new Map<number, BlockBatch>();
+const dead = new Set<number>();
+const fig: WorkerFigures = { mallocs: 0, callocs: 0, reallocs: 0, frees: 0, sent: 0, received: 0, bytes: 0, idles: 0, waits: 0, maxLive: 0 };
+let mode: 'waiting' | 'running' | 'done' | 'releasing' | 'zombie' | 'faulted' = 'waiting';
+let paused = false;
+let sleeping = false;
+let idling = false;
+let scheduled = false;
+let ops = 0;
+let longSleeps = 0;
+const detachAt = config.detaches.find((d) => d.worker === me)?.atOp ?? -1;
+const waitCell = new Int32Array(new SharedArrayBuffer(4));
+
+const producers = Math.ceil(config.workers / 2);
+const isProducer = config.pattern !== 'producer-consumer' || me <= producers || config.workers === 1;
+
+function post(m: FromSwarmWorker): void {
+  port.postMessage(m);
+}
+
+class Fault extends Error {}
+function fault(message: string): never {
+  throw new Fault(`agent ${me} (heap agent ${heap.agentId}): ${message}`);
+}
+
+function pending(kind: number, size = 0, old = 0): void {
+  L[L_PENDING_SIZE + me] = size;
+  L[L_PENDING_OLD + me] = old;
+  Atomics.store(L, L_PENDING_KIND + me, kind);
+}
+
+function step(from: number, to: number, id: number, what: string): void {
+  const was = Atomics.compareExchange(L, entry(id), from, to);
+  if (was !== from) fault(`block ${id} ${what}: the ledger says it is ${describeState(was)}, expected ${describeState(from)}`);
+}
+
+function addHeld(id: number, p: number, size: number): void {
+  hIds.push(id);
+  hPtrs.push(p);
+  hSizes.push(size);
+  heldBytes += size;
+  if (hIds.length > fig.maxLive) fig.maxLive = hIds.length;
+}
+
+function takeHeld(k: number): [number, number, number] {
+  const r: [number, number, number] = [hIds[k]!, hPtrs[k]!, hSizes[k]!];
+  const last = hIds.length - 1;
+  hIds[k] = hIds[last]!;
+  hPtrs[k] = hPtrs[last]!;
+  hSizes[k] = hSizes[last]!;
+  hIds.pop();
+  hPtrs.pop();
+  hSizes.pop();
+  heldBytes -= r[2];
+  return r;
+}
+
+function verify(id: number, p: number, size: number, when: string): void {
+  const bad = patternFault(heap.u8, p, id, size);
+  if (bad >= 0) fault(`block ${id} at ${p} (${size} B) lost its pattern at offset ${bad} ${when}`);
+}
+
+function drawSize(): number {
+  const { small, large, oversized } = config.mix;
+  let r = rand() * (small + large + oversized);
+  let size: number;
+  if (r < small) {
+    r = rand();
+    size = r < 0.75 ? Math.floor(rand() * 513) : r < 0.95 ? 513 + Math.floor(rand() * 16 * 1024) : 16 * 1024 + Math.floor(rand() * (MiB - 16 * 1024));
+  } else if (r < small + large) {
+    size = MiB + 1 + Math.floor(rand() * (Math.min(largeMax, 6 * MiB) - MiB));
+  } else {
+    size = largeMax + 1 + Math.floor(rand() * 6 * MiB);
+  }
+  if (size > config.maxHeldBytes - heldBytes) size = Math.floor(rand() * 1024);
+  return size;
+}
+
+function doMalloc(): void {
+  if (hIds.length >= config.maxHeld || heldBytes >= config.maxHeldBytes) return doFree();
+  const id = Atomics.add(L, L_NEXT_ID, 1) + 1;
+  if (id >= capacity) return doFree();
+  const size = drawSize();
+  const zeroed = rand() < 0.2;
+  pending(OP_MALLOC, size);
+  let p: number;
+  let req = size;
+  if (zeroed) {
+    const count = 1 + Math.floor(rand() * 4);
+    const per = Math.floor(size / count);
+    req = count * per;
+    p = heap.calloc(count, per);
+    const u8 = heap.u8;
+    sampled(req, (o) => {
+      if (u8[p + o] !== 0) fault(`calloc(${count}, ${per}) at ${p}: byte ${o} is ${u8[p + o]}, not 0`);
+    });
+    fig.callocs++;
+  } else {
+    p = heap.malloc(size);
+    fig.mallocs++;
+  }
+  const usable = heap.usableSize(p);
+  if (p === 0 || usable < req) fault(`malloc(${req}) gave ${p} with usable size ${usable}`);
+  fillPattern(heap.u8, p, id, req);
+  const e = entry(id);
+  L[e + 1] = me;
+  L[e + 2] = usable;
+  step(0, held(me), id, 'allocated');
+  pending(OP_NONE);
+  fig.bytes += req;
+  addHeld(id, p, req);
+}
+
+function freeBlock(id: number, p: number, size: number): void {
+  verify(id, p, size, 'when freed');
+  pending(OP_FREE, 0, L[entry(id) + 2]!);
+  heap.free(p);
+  step(held(me), K_FREED, id, 'freed');
+  pending(OP_NONE);
+  fig.frees++;
+}
+
+function doFree(): void {
+  if (hIds.length === 0) return;
+  const [id, p, size] = takeHeld(Math.floor(rand() * hIds.length));
+  freeBlock(id, p, size);
+}
+
+function liveTargets(): number[] {
+  const ts: number[] = [];
+  for (let w = 1; w <= config.workers; w++) if (w !== me && !dead.has(w)) ts.push(w);
+  return ts;
+}
+
+function target(): number {
+  const ts = liveTargets();
+  if (ts.length === 0) return 0;
+  if (config.pattern === 'ring') {
+    for (let k = 1; k < config.workers; k++) {
+      const w = ((me - 1 + k) % config.workers) + 1;
+      if (!dead.has(w)) return w;
+    }
+    return 0;
+  }
+  if (config.pattern === 'producer-consumer') {
+    const consumers = ts.filter((w) => w > producers);
+    if (isProducer) return consumers.length > 0 ? consumers[Math.floor(rand() * consumers.length)]! : 0;
+    return 0; // a consumer passes blocks on to the main thread
+  }
+  const k = Math.floor(rand() * (ts.length + 1));
+  return k === ts.length ? 0 : ts[k]!;
+}
+
+function sendTo(t: number, id: number, p: number, size: number): void {
+  let b = outbox.get(t);
+  if (b === undefined) outbox.set(t, (b = { from: me, ids: [], ptrs: [], sizes: [] }));
+  step(held(me), sent(me, t), id, `sent to agent ${t}`);
+  b.ids.push(id);
+  b.ptrs.push(p);
+  b.sizes.push(size);
+  fig.sent++;
+}
+
+function doSend(): void {
+  if (hIds.length === 0) return;
+  const t = target();
+  const [id, p, size] = takeHeld(Math.floor(rand() * hIds.length));
+  if (L[entry(id) + 1] === me) Atomics.store(L, L_SHARED + me, 1);
+  sendTo(t, id, p, size);
+}
+
+function flushOutbox(): void {
+  for (const [t, b] of outbox) {
+    if (t === 0) post({ kind: 'blocks', batch: b });
+    else peers.get(t)?.postMessage(b); // a dead peer's port drops it: the ledger says where it went
+  }
+  outbox.clear();
+}
+
+function doReallocChain(): void {
+  if (hIds.length === 0) return;
+  const k = Math.floor(rand() * hIds.length);
+  const id = hIds[k]!;
+  let p = hPtrs[k]!;
+  let size = hSizes[k]!;
+  const n = 1 + Math.floor(rand() * 6);
+  for (let i = 0; i < n; i++) {
+    const r = rand();
+    let next = r < 0.6 ? Math.floor(size * (1.2 + rand() * 2.8)) + 1 : r < 0.85 ? Math.floor(size * rand()) : drawSize();
+    if (next - size > config.maxHeldBytes - heldBytes) next = Math.floor(size / 2);
+    const e = entry(id);
+    pending(OP_REALLOC, next, L[e + 2]!);
+    const q = heap.realloc(p, next);
+    const keep = Math.min(size, next);
+    // The bytes the old size's pattern covered, up to the new size, must have come along.
+    const u8 = heap.u8;
+    let bad = -1;
+    sampled(size, (o) => {
+      if (o < keep && u8[q + o] !== patternByte(id, o)) {
+        bad = o;
+        return false;
+      }
+    });
+    if (bad >= 0) fault(`realloc of block ${id} ${p} (${size} B) -> ${q} (${next} B) lost byte ${bad}`);
+    const usable = heap.usableSize(q);
+    if (usable < next) fault(`realloc to ${next} gave usable size ${usable}`);
+    fillPattern(heap.u8, q, id, next);
+    if (q !== p) L[e + 1] = me;
+    L[e + 2] = usable;
+    pending(OP_NONE);
+    heldBytes += next - size;
+    fig.bytes += Math.max(0, next - size);
+    fig.reallocs++;
+    p = q;
+    size = next;
+  }
+  hPtrs[k] = p;
+  hSizes[k] = size;
+}
+
+function maintenance(): void {
+  const r = rand();
+  if (r < 0.3) heap.flush();
+  else if (r < 0.55) heap.drain();
+  else if (r < 0.75) heap.flushCache();
+  else if (r < 0.9) heap.tick();
+  else if (r < 0.97) heap.purgeRetention();
+  else heap.returnIdle();
+}
+
+function oneOp(): void {
+  ops++;
+  Atomics.store(L, L_PROGRESS + me, ops);
+  if (ops === detachAt) return doDetach();
+  const r = rand();
+  if (r < config.reallocChance) return doReallocChain();
+  const x = rand();
+  if (x < 0.02) return maintenance();
+  if (isProducer) {
+    if (config.pattern === 'producer-consumer') {
+      if (x < 0.55) return doMalloc();
+      if (x < 0.93) return doSend();
+      return doFree();
+    }
+    if (x < 0.47) return doMalloc();
+    if (x < 0.75) return doFree();
+    return doSend();
+  }
+  // a consumer
+  if (x < 0.15) return doMalloc();
+  if (x < 0.9) return doFree();
+  return doSend();
+}
+
+function receive(): void {
+  while (incoming.length > 0) {
+    const b = incoming.shift()!;
+    for (let i = 0; i < b.ids.length; i++) {
+      const id = b.ids[i]!;
+      const p = b.ptrs[i]!;
+      const size = b.sizes[i]!;
+      const e = entry(id);
+      const was = Atomics.compareExchange(L, e, sent(b.from, me), mode === 'zombie' ? sent(me, 0) : held(me));
+      if (was !== sent(b.from, me)) {
+        if (kindOf(was) === K_DIED) continue; // the main thread wrote it off (its sender died)
+        fault(`received block ${id} from agent ${b.from}, but the ledger says it is ${describeState(was)}`);
+      }
+      fig.received++;
+      verify(id, p, size, `when received from agent ${b.from}`);
+      if (mode === 'zombie') {
+        let f = outbox.get(0);
+        if (f === undefined) outbox.set(0, (f = { from: me, ids: [], ptrs: [], sizes: [] }));
+        f.ids.push(id);
+        f.ptrs.push(p);
+        f.sizes.push(size);
+        continue;
+      }
+      if (mode === 'releasing') freeBlock(id, p, size);
+      else addHeld(id, p, size);
+    }
+  }
+  flushOutbox();
+}
+
+function releaseAll(): void {
+  while (hIds.length > 0) {
+    const [id, p, size] = takeHeld(hIds.length - 1);
+    freeBlock(id, p, size);
+  }
+}
+
+function doDetach(): void {
+  flushOutbox();
+  releaseAll();
+  receive();
+  releaseAll();
+  heap.detach();
+  mode = 'zombie';
+  post({ kind: 'detached', index: me });
+}
+
+function guarded(fn: () => void): void {
+  if (mode === 'faulted') return;
+  try {
+    fn();
+  } catch (e) {
+    mode = 'faulted';
+    const err = e as Error;
+    const what = err instanceof Fault ? err.message : `agent ${me} (heap agent ${heap.agentId}): ${err?.name ?? 'Error'}${(err as { code?: string }).code ? ` ${(err as { code?: string }).code}` : ''}: ${err?.message}\n${err?.stack ?? ''}`;
+    post({ kind: 'fault', index: me, message: what });
+  }
+}
+
+function schedule(): void {
+  if (scheduled || paused || sleeping || mode === 'faulted') return;
+  scheduled = true;
+  setImmediate(run);
+}
+
+function run(): void {
+  scheduled = false;
+  if (paused || sleeping) return;
+  guarded(() => {
+    receive();
+    if (mode !== 'running') return;
+    for (let i = 0; i < BATCH && mode === 'running'; i++) {
+      oneOp();
+      if (ops >= config.ops && mode === 'running') {
+        mode = 'done';
+        flushOutbox();
+        post({ kind: 'done', index: me });
+      }
+    }
+    flushOutbox();
+    if (mode === 'running' && config.idleChance > 0 && rand() < config.idleChance * BATCH) {
+      if (rand() < 0.6) {
+        // Mostly short pauses; a few long enough (about 1.1 s of ticks) for the idle return to run.
+        const long = longSleeps < 4 && rand() < 0.2;
+        if (long) longSleeps++;
+        fig.idles++;
+        idling = true;
+        sleeping = true;
+        heap.startIdle();
+        setTimeout(() => {
+          sleeping = false;
+          if (idling) heap.stopIdle();
+          idling = false;
+          schedule();
+        }, long ? 600 + Math.floor(rand() * 600) : 5 + Math.floor(rand() * 120));
+        return;
+      }
+      fig.waits++;
+      heap.wait(waitCell, 0, 0, rand() < 0.1 ? 500 : 1 + Math.floor(rand() * 60));
+    }
+  });
+  if (mode === 'running') schedule();
+}
+
+function onPeer(b: BlockBatch): void {
+  incoming.push(b);
+  if (!paused && !sleeping && mode !== 'running') guarded(receive);
+  else schedule();
+}
+
+port.on('message', (m: ToSwarmWorker) => {
+  switch (m.cmd) {
+    case 'peers':
+      for (const { index, port: p } of m.ports) {
+        peers.set(index, p);
+        p.on('message', onPeer);
+      }
+      mode = 'running';
+      Atomics.store(L, L_ALIVE + me, 1);
+      schedule();
+      break;
+    case 'pause':
+      paused = true;
+      if (idling) heap.stopIdle();
+      post({ kind: 'paused', index: me });
+      break;
+    case 'resume':
+      for (const d of m.dead) dead.add(d);
+      paused = false;
+      if (idling && sleeping && !heap.isDetached) heap.startIdle();
+      if (mode === 'running') schedule();
+      else guarded(receive);
+      break;
+    case 'release':
+      guarded(() => {
+        receive();
+        if (mode !== 'zombie') {
+          releaseAll();
+          mode = 'releasing';
+        }
+      });
+      post({ kind: 'released', index: me });
+      break;
+    case 'finish':
+      guarded(() => {
+        receive();
+        if (!heap.isDetached) {
+          releaseAll();
+          heap.flushCache();
+          heap.flush();
+          heap.drain();
+          heap.detach();
+        }
+      });
+      if (mode !== 'faulted') post({ kind: 'finished', index: me, figures: fig });
+      for (const p of peers.values()) p.close();
+      port.close();
+      break;
+  }
+});
+
+post({ kind: 'ready', index: me, agentId: heap.agentId, largeMax });

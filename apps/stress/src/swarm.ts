@@ -1,0 +1,601 @@
+/**
+ * The swarm program: stress runs that randomise what they do and how, run to run (swarm testing, as the
+ * Pony allocator's bugs were found), checked against a ledger of every block. Each run draws from its seed
+ * the number of workers (1-8), the backend, the profile rung, the heap size, the size mix (small, large,
+ * oversized), the cross-agent pattern (ring, producer-consumer, all-to-all), idle pauses and bounded
+ * waits, realloc chains, workers that detach part-way, and (pool_arena only: the classic pool cannot reap)
+ * workers terminated at a random operation and then reaped.
+ *
+ * Every block carries a pattern derived from its id, checked when it is received and when it is freed.
+ * Every block is accounted for in a shared ledger: received and freed exactly once, or written off
+ * explicitly as died with a terminated worker (held by it, or in transit to or from it). `check()` runs
+ * after every reap (with every worker paused) and at the end, and at the end the heap's live bytes must be
+ * exactly what the dead workers took with them. A failing run prints its seed and how to replay it.
+ */
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { snapshotLib } from './swarm-lib.js';
+import { randomBytes } from 'node:crypto';
+import type { Heap } from '@paddock/allocator';
+import {
+  K_DIED,
+  K_FREED,
+  K_HELD,
+  K_SENT,
+  K_UNUSED,
+  L_ALIVE,
+  L_NEXT_ID,
+  L_PENDING_KIND,
+  L_PENDING_OLD,
+  L_PENDING_SIZE,
+  L_PROGRESS,
+  L_SHARED,
+  OP_FREE,
+  OP_MALLOC,
+  OP_NONE,
+  OP_REALLOC,
+  describeConfig,
+  describeState,
+  drawConfig,
+  entry,
+  fromOf,
+  held,
+  holderOf,
+  kindOf,
+  ledgerBytes,
+  patternFault,
+  sent,
+  subSeed,
+  type Backend,
+  type BlockBatch,
+  type FromSwarmWorker,
+  type RunConfig,
+  type SwarmWorkerData,
+  type ToSwarmWorker,
+  type WorkerFigures,
+} from './swarm-protocol.js';
+
+const MiB = 1 << 20;
+
+export interface SwarmOptions {
+  /** Seeds to run (a replay); empty: fresh seeds from `base`. */
+  seeds: number[];
+  base: number;
+  runs: number;
+  /** Stop starting runs after this long (0: no limit). */
+  minutes: number;
+  scale: number;
+  backend?: Backend;
+  /** A directory holding pool-arena.js and pool-classic.js to test instead of the built Paddock. */
+  lib?: string;
+  snapshot: boolean;
+  json?: string;
+  keepGoing: boolean;
+  runTimeoutMs: number;
+  quiet: boolean;
+}
+
+export const SWARM_USAGE = `usage: node apps/stress/dist/main.js swarm [options]   (pnpm stress swarm ...)
+  --seed S[,S...]   replay these seeds (decimal or 0x hex); a failing run prints its seed
+  --runs N          fresh seeds: run N runs (default 10 when neither --minutes nor --seed is given)
+  --minutes M       fresh seeds: keep starting runs for M minutes (a soak; fractions allowed)
+  --base B          the first fresh seed is derived from B (default: random, printed)
+  --scale X         multiply each run's operation count by X (default 1)
+  --backend B       only pool_arena or only pool_classic runs
+  --lib DIR         test the Paddock build in DIR (pool-arena.js, pool-classic.js) instead of the built one
+  --snapshot        test a private copy of the built packages (a rebuild during a soak does not disturb it)
+  --json FILE       write the summary (figures, seeds, failures) as JSON
+  --keep-going      do not stop at the first failing run
+  --run-timeout S   a run that takes longer than S seconds fails (default 120)
+  --quiet           print failures and the verdict only`;
+
+export function parseSwarmArgs(args: string[]): SwarmOptions {
+  const o: SwarmOptions = {
+    seeds: [],
+    base: randomBytes(4).readUInt32LE(0),
+    runs: 0,
+    minutes: 0,
+    scale: 1,
+    keepGoing: false,
+    snapshot: false,
+    runTimeoutMs: 120_000,
+    quiet: false,
+  };
+  const num = (flag: string, v: string | undefined, min: number, max: number): number => {
+    const n = v !== undefined && /^0x[0-9a-f]+$/i.test(v.trim()) ? parseInt(v.trim(), 16) : Number(v);
+    if (v === undefined || v.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+      throw new Error(`${flag} needs a number from ${min} to ${max}, got ${v === undefined ? 'nothing' : JSON.stringify(v)}`);
+    }
+    return n;
+  };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const value = () => (inline !== undefined ? inline : args[++i]);
+    if (flag === '--seed' || flag === '--seeds') {
+      const v = value();
+      for (const s of (v ?? '').split(',')) o.seeds.push(num('--seed', s, 0, 0xffffffff) >>> 0);
+    } else if (flag === '--runs') o.runs = Math.floor(num(flag, value(), 1, 1e9));
+    else if (flag === '--minutes') o.minutes = num(flag, value(), 0.01, 10_000);
+    else if (flag === '--base') o.base = num(flag, value(), 0, 0xffffffff) >>> 0;
+    else if (flag === '--scale') o.scale = num(flag, value(), 0.01, 100);
+    else if (flag === '--backend') {
+      const v = value();
+      if (v !== 'pool_arena' && v !== 'pool_classic') throw new Error(`--backend needs pool_arena or pool_classic, got ${JSON.stringify(v)}`);
+      o.backend = v;
+    } else if (flag === '--lib') o.lib = value();
+    else if (flag === '--json') o.json = value();
+    else if (flag === '--keep-going') o.keepGoing = true;
+    else if (flag === '--snapshot') o.snapshot = true;
+    else if (flag === '--quiet') o.quiet = true;
+    else if (flag === '--run-timeout') o.runTimeoutMs = num(flag, value(), 1, 86_400) * 1000;
+    else throw new Error(`unknown argument ${JSON.stringify(a)}`);
+  }
+  if (o.seeds.length === 0 && o.runs === 0 && o.minutes === 0) o.runs = 10;
+  return o;
+}
+
+/** What one run did. */
+export interface RunFigures {
+  seed: string;
+  config: string;
+  ok: boolean;
+  reason?: string;
+  ms: number;
+  blocks: number;
+  bytes: number;
+  frees: number;
+  reallocs: number;
+  sent: number;
+  kills: number;
+  reaps: number;
+  releaseLiveReaps: number;
+  detaches: number;
+  died: number;
+  diedBytes: number;
+  idles: number;
+  waits: number;
+  checks: number;
+  mainFrees: number;
+  quarantinedBytes: number;
+}
+
+const hex = (n: number) => `0x${(n >>> 0).toString(16).padStart(8, '0')}`;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+class RunFailure extends Error {}
+
+/** A worker and its messages, queued until asked for. */
+class Agent {
+  readonly worker: Worker;
+  readonly queue: FromSwarmWorker[] = [];
+  waiters: { kind: string; resolve: (m: FromSwarmWorker) => void }[] = [];
+  agentId = 0;
+  alive = true;
+  done = false;
+  detached = false;
+  figures: WorkerFigures | null = null;
+  readonly exited: Promise<void>;
+
+  constructor(
+    readonly index: number,
+    data: SwarmWorkerData,
+    onMessage: (a: Agent, m: FromSwarmWorker) => boolean,
+    onFail: (message: string) => void,
+  ) {
+    this.worker = new Worker(new URL('./swarm-worker.js', import.meta.url), { workerData: data });
+    this.exited = new Promise((r) => this.worker.once('exit', () => r()));
+    this.worker.on('message', (m: FromSwarmWorker) => {
+      if (onMessage(this, m)) return;
+      const k = this.waiters.findIndex((w) => w.kind === m.kind);
+      if (k >= 0) this.waiters.splice(k, 1)[0]!.resolve(m);
+      else this.queue.push(m);
+    });
+    this.worker.on('error', (e) => onFail(`worker ${index} threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
+    this.worker.on('exit', (code) => {
+      if (this.alive && this.figures === null) onFail(`worker ${index} exited (code ${code}) before it finished`);
+    });
+  }
+
+  next(kind: FromSwarmWorker['kind']): Promise<FromSwarmWorker> {
+    const k = this.queue.findIndex((m) => m.kind === kind);
+    if (k >= 0) return Promise.resolve(this.queue.splice(k, 1)[0]!);
+    return new Promise((resolve) => this.waiters.push({ kind, resolve }));
+  }
+
+  send(m: ToSwarmWorker, transfer: MessagePort[] = []): void {
+    this.worker.postMessage(m, transfer);
+  }
+}
+
+function defaultLib(): string {
+  return new URL('.', import.meta.resolve('@paddock/allocator')).href;
+}
+
+function libModule(lib: string, backend: Backend): string {
+  const dir = lib.startsWith('file:') ? lib : new URL(`file://${lib.endsWith('/') ? lib : `${lib}/`}`).href;
+  return new URL(backend === 'pool_arena' ? 'pool-arena.js' : 'pool-classic.js', dir.endsWith('/') ? dir : `${dir}/`).href;
+}
+
+/** An upper bound of the usable size a request of `size` bytes gets from an arena (0 for oversized). */
+function usableBound(size: number, largeMax: number): number {
+  if (size > largeMax) return 0;
+  if (size <= MiB) return Math.max(32, 2 ** Math.ceil(Math.log2(Math.max(1, size))));
+  return Math.ceil(size / 16384) * 16384;
+}
+
+/** Runs one seeded run. Never throws: a failure comes back in the figures. */
+export async function runOne(config: RunConfig, lib: string, runTimeoutMs: number, log: (s: string) => void): Promise<RunFigures> {
+  const t0 = Date.now();
+  const fig: RunFigures = {
+    seed: hex(config.seed),
+    config: describeConfig(config),
+    ok: false,
+    ms: 0,
+    blocks: 0,
+    bytes: 0,
+    frees: 0,
+    reallocs: 0,
+    sent: 0,
+    kills: 0,
+    reaps: 0,
+    releaseLiveReaps: 0,
+    detaches: 0,
+    died: 0,
+    diedBytes: 0,
+    idles: 0,
+    waits: 0,
+    checks: 0,
+    mainFrees: 0,
+    quarantinedBytes: 0,
+  };
+  const mod = (await import(libModule(lib, config.backend))) as { createHeap(o: object): Heap };
+  const heap = mod.createHeap({ maxBytes: config.heapBytes, profile: config.profile });
+  const capacity = config.workers * config.ops + 64;
+  const ledger = new SharedArrayBuffer(ledgerBytes(capacity));
+  const L = new Int32Array(ledger);
+  const agents: Agent[] = [];
+  let failure: string | null = null;
+  let failWake: (() => void) | null = null;
+  const fail = (message: string) => {
+    if (failure === null) failure = message;
+    failWake?.();
+  };
+  /** Live blocks the dead took with them may be off by the operation each was in when it died. */
+  let slackLow = 0;
+  let slackHigh = 0;
+  const releasedLive = new Set<number>();
+  const reaps: string[] = [];
+
+  const mainFree = (b: BlockBatch) => {
+    try {
+      for (let i = 0; i < b.ids.length; i++) {
+        const id = b.ids[i]!;
+        const e = entry(id);
+        const was = Atomics.compareExchange(L, e, sent(b.from, 0), held(0));
+        if (was !== sent(b.from, 0)) {
+          if (kindOf(was) === K_DIED) continue;
+          throw new RunFailure(`main received block ${id} from agent ${b.from}, but the ledger says it is ${describeState(was)}`);
+        }
+        const bad = patternFault(heap.u8, b.ptrs[i]!, id, b.sizes[i]!);
+        if (bad >= 0) throw new RunFailure(`block ${id} at ${b.ptrs[i]} lost its pattern at offset ${bad} when main received it from agent ${b.from}`);
+        heap.free(b.ptrs[i]!);
+        if (Atomics.compareExchange(L, e, held(0), K_FREED) !== held(0)) throw new RunFailure(`block ${id} changed state while main freed it`);
+        fig.mainFrees++;
+      }
+    } catch (e) {
+      fail(e instanceof RunFailure ? e.message : `main thread: ${(e as Error).name} ${(e as { code?: string }).code ?? ''}: ${(e as Error).message}`);
+    }
+  };
+
+  const onMessage = (a: Agent, m: FromSwarmWorker): boolean => {
+    if (m.kind === 'blocks') {
+      mainFree(m.batch);
+      return true;
+    }
+    if (m.kind === 'fault') {
+      fail(m.message);
+      return true;
+    }
+    if (m.kind === 'done') a.done = true;
+    if (m.kind === 'finished') a.figures = m.figures;
+    if (m.kind === 'detached') {
+      a.detached = true;
+      a.done = true;
+      fig.detaches++;
+    }
+    return false;
+  };
+
+  const timer = setTimeout(() => fail(`the run took more than ${runTimeoutMs / 1000} s`), runTimeoutMs);
+  const failed = new Promise<void>((r) => (failWake = r));
+  const guard = async <T>(p: Promise<T>): Promise<T> => {
+    const r = await Promise.race([p, failed.then(() => undefined)]);
+    if (failure !== null) throw new RunFailure(failure);
+    return r as T;
+  };
+  const live = () => agents.filter((a) => a.alive);
+
+  try {
+    for (let w = 1; w <= config.workers; w++) {
+      const data: SwarmWorkerData = { lib: libModule(lib, config.backend), handle: heap.handle, ledger, capacity, index: w, config };
+      agents.push(new Agent(w, data, onMessage, fail));
+    }
+    for (const a of agents) {
+      const m = (await guard(a.next('ready'))) as Extract<FromSwarmWorker, { kind: 'ready' }>;
+      a.agentId = m.agentId;
+    }
+    const largeMax = heap.largeMax;
+    // A mesh of ports, one per pair of workers.
+    const ports = new Map<number, { index: number; port: MessagePort }[]>();
+    for (const a of agents) ports.set(a.index, []);
+    for (let i = 1; i <= config.workers; i++) {
+      for (let j = i + 1; j <= config.workers; j++) {
+        const ch = new MessageChannel();
+        ports.get(i)!.push({ index: j, port: ch.port1 });
+        ports.get(j)!.push({ index: i, port: ch.port2 });
+      }
+    }
+    heap.startIdle();
+    for (const a of agents) {
+      const ps = ports.get(a.index)!;
+      a.send({ cmd: 'peers', ports: ps }, ps.map((p) => p.port));
+    }
+
+    const dead: number[] = [];
+    const pauseAll = async () => {
+      const ws = live();
+      for (const a of ws) a.send({ cmd: 'pause' });
+      for (const a of ws) await guard(a.next('paused'));
+    };
+    const resumeAll = () => {
+      for (const a of live()) a.send({ cmd: 'resume', dead: [...dead] });
+    };
+    const kill = async (a: Agent) => {
+      // The operation it was in, if any, for the live-bytes bounds.
+      a.alive = false;
+      await a.worker.terminate();
+      Atomics.store(L, L_ALIVE + a.index, 0);
+      dead.push(a.index);
+      fig.kills++;
+      const op = Atomics.load(L, L_PENDING_KIND + a.index);
+      const size = L[L_PENDING_SIZE + a.index]!;
+      const old = L[L_PENDING_OLD + a.index]!;
+      if (op === OP_MALLOC || op === OP_REALLOC) slackHigh += usableBound(size, largeMax);
+      if (op === OP_FREE || op === OP_REALLOC) slackLow += old;
+      await pauseAll();
+      const releaseLive = Atomics.load(L, L_SHARED + a.index) === 0;
+      if (releaseLive) releasedLive.add(a.index);
+      heap.stopIdle();
+      const report = heap.reap(a.agentId, { releaseLive });
+      fig.reaps++;
+      if (releaseLive) fig.releaseLiveReaps++;
+      fig.quarantinedBytes += report.quarantinedBytes;
+      reaps.push(`worker ${a.index} (agent ${a.agentId}) killed at op ${L[L_PROGRESS + a.index]} in op ${op}, reaped${releaseLive ? ' with releaseLive' : ''}: ${JSON.stringify(report)}`);
+      try {
+        heap.check();
+        fig.checks++;
+      } catch (e) {
+        throw new RunFailure(`check() after reaping worker ${a.index} (killed at op ${L[L_PROGRESS + a.index]}, pending op ${op}): ${(e as Error).message}`);
+      }
+      heap.startIdle();
+      resumeAll();
+    };
+
+    // Run: kill workers when they reach their operation, until every live worker is done.
+    const kills = [...config.kills];
+    while (true) {
+      if (failure !== null) throw new RunFailure(failure);
+      for (let k = kills.length - 1; k >= 0; k--) {
+        const a = agents[kills[k]!.worker - 1]!;
+        if (Atomics.load(L, L_PROGRESS + a.index) >= kills[k]!.atOp || a.done) {
+          kills.splice(k, 1);
+          await kill(a);
+        }
+      }
+      if (kills.length === 0 && live().every((a) => a.done)) break;
+      await guard(sleep(kills.length > 0 ? 1 : 10));
+    }
+
+    // Release: every worker frees what it holds; then wait until nothing is in flight.
+    for (const a of live()) a.send({ cmd: 'release' });
+    for (const a of live()) await guard(a.next('released'));
+    const alive = (x: number) => x === 0 || agents[x - 1]!.alive;
+    const settleStart = Date.now();
+    let quietSince = 0;
+    while (true) {
+      const n = Math.min(Atomics.load(L, L_NEXT_ID), capacity);
+      let inFlight = 0;
+      let first = '';
+      for (let id = 1; id <= n && id < capacity; id++) {
+        const s = Atomics.load(L, entry(id));
+        const k = kindOf(s);
+        const busy = (k === K_HELD && alive(holderOf(s))) || (k === K_SENT && alive(holderOf(s)) && alive(fromOf(s)));
+        if (busy) {
+          inFlight++;
+          if (first === '') first = `block ${id} is ${describeState(s)}`;
+        }
+      }
+      if (inFlight === 0) {
+        if (quietSince === 0) quietSince = Date.now();
+        if (Date.now() - quietSince > (dead.length > 0 ? 150 : 20)) break;
+      } else quietSince = 0;
+      if (Date.now() - settleStart > 20_000) throw new RunFailure(`${inFlight} blocks never arrived or were never freed after release (${first})`);
+      await guard(sleep(10));
+    }
+
+    // Finish: every worker detaches and reports.
+    for (const a of live()) a.send({ cmd: 'finish' });
+    for (const a of live()) {
+      await guard(a.next('finished'));
+    }
+    await guard(Promise.all(live().map((a) => a.exited)));
+    heap.stopIdle();
+
+    // The ledger: every block freed exactly once, or written off with a dead worker.
+    const n = Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1);
+    fig.blocks = n;
+    let expectedLive = 0;
+    let unwritten = 0;
+    for (let id = 1; id <= n; id++) {
+      const e = entry(id);
+      const s = Atomics.load(L, e);
+      const k = kindOf(s);
+      if (k === K_FREED) continue;
+      const diedHere =
+        (k === K_HELD && !alive(holderOf(s))) || (k === K_SENT && (!alive(holderOf(s)) || !alive(fromOf(s))));
+      if (k === K_UNUSED && dead.length > 0) {
+        unwritten++; // its id was taken by a worker killed before it recorded the block
+        continue;
+      }
+      if (!diedHere) throw new RunFailure(`block ${id} is ${describeState(s)} at the end: lost (never freed)`);
+      if (Atomics.compareExchange(L, e, s, K_DIED) !== s) throw new RunFailure(`block ${id} changed state at the end`);
+      fig.died++;
+      const owner = L[e + 1]!;
+      const usable = L[e + 2]!;
+      fig.diedBytes += usable;
+      if (usable <= largeMax && !releasedLive.has(owner)) expectedLive += usable;
+    }
+    if (unwritten > dead.length) throw new RunFailure(`${unwritten} block ids were taken but never recorded, with ${dead.length} workers killed`);
+    if (unwritten > 0) slackHigh += unwritten * usableBound(largeMax, largeMax);
+
+    // The heap: every agent's arenas adopted by the main thread; check() passes; live bytes are what died.
+    for (let i = 0; i < 3; i++) {
+      heap.tick();
+      heap.flushCache();
+      heap.flush();
+      heap.drain();
+    }
+    heap.returnIdle();
+    try {
+      heap.check();
+      fig.checks++;
+    } catch (e) {
+      throw new RunFailure(`check() at the end: ${(e as Error).message}`);
+    }
+    const s = heap.stats();
+    const lo = expectedLive - slackLow - fig.quarantinedBytes;
+    const hi = expectedLive + slackHigh + fig.quarantinedBytes;
+    if (s.liveBytes < lo || s.liveBytes > hi) {
+      throw new RunFailure(
+        `live bytes at the end: ${s.liveBytes}, expected ${expectedLive}` +
+          (lo !== hi ? ` (${lo}..${hi} allowing for the operations the killed workers were in and quarantined slabs)` : '') +
+          ` - ${s.liveBytes > expectedLive ? 'blocks were freed but never came back (leaked)' : 'blocks live in the ledger are free in the heap'}`,
+      );
+    }
+    for (const a of agents) {
+      const f = a.figures;
+      if (f === null) continue;
+      fig.bytes += f.bytes;
+      fig.frees += f.frees;
+      fig.reallocs += f.reallocs;
+      fig.sent += f.sent;
+      fig.idles += f.idles;
+      fig.waits += f.waits;
+    }
+    fig.ok = true;
+  } catch (e) {
+    fig.ok = false;
+    fig.reason = e instanceof RunFailure ? e.message : failure ?? `${(e as Error).name}: ${(e as Error).message}\n${(e as Error).stack}`;
+    if (reaps.length > 0) fig.reason += `\n  reaps: ${reaps.join('\n         ')}`;
+  } finally {
+    clearTimeout(timer);
+    heap.stopIdle();
+    await Promise.all(agents.filter((a) => a.alive).map((a) => a.worker.terminate().catch(() => 0)));
+    fig.ms = Date.now() - t0;
+  }
+  return fig;
+}
+
+export interface SwarmSummary {
+  command: string;
+  base: string;
+  started: string;
+  minutes: number;
+  runs: number;
+  passed: number;
+  failed: number;
+  seeds: string[];
+  failures: { seed: string; config: string; reason: string; replay: string }[];
+  totals: Omit<RunFigures, 'seed' | 'config' | 'ok' | 'reason'>;
+  byBackend: Record<string, number>;
+  byPattern: Record<string, number>;
+  byWorkers: Record<string, number>;
+}
+
+/** Runs the swarm; returns the exit code (0 pass, 1 a run failed). */
+export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<number> {
+  let lib = o.lib ?? defaultLib();
+  if (o.snapshot && o.lib === undefined) {
+    lib = snapshotLib(mkdtempSync(join(tmpdir(), 'paddock-swarm-lib-')));
+    console.log(`swarm: testing a snapshot of the built packages in ${lib}`);
+  }
+  const log = (s: string) => {
+    if (!o.quiet) console.log(s);
+  };
+  const t0 = Date.now();
+  const replay = (seed: number) =>
+    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
+  const summary: SwarmSummary = {
+    command: `node apps/stress/dist/main.js swarm ${argv.join(' ')}`.trim(),
+    base: hex(o.base),
+    started: new Date(t0).toISOString(),
+    minutes: 0,
+    runs: 0,
+    passed: 0,
+    failed: 0,
+    seeds: [],
+    failures: [],
+    totals: { ms: 0, blocks: 0, bytes: 0, frees: 0, reallocs: 0, sent: 0, kills: 0, reaps: 0, releaseLiveReaps: 0, detaches: 0, died: 0, diedBytes: 0, idles: 0, waits: 0, checks: 0, mainFrees: 0, quarantinedBytes: 0 },
+    byBackend: {},
+    byPattern: {},
+    byWorkers: {},
+  };
+  const write = () => {
+    summary.minutes = Math.round((Date.now() - t0) / 600) / 100;
+    if (o.json) writeFileSync(o.json, `${JSON.stringify(summary, null, 2)}\n`);
+  };
+  if (o.seeds.length === 0) log(`swarm: fresh seeds from base ${hex(o.base)}${o.minutes > 0 ? `, for ${o.minutes} min` : `, ${o.runs} runs`}`);
+  for (let i = 0; ; i++) {
+    let seed: number;
+    if (o.seeds.length > 0) {
+      if (i >= o.seeds.length) break;
+      seed = o.seeds[i]!;
+    } else {
+      if (o.runs > 0 && i >= o.runs) break;
+      if (o.minutes > 0 && Date.now() - t0 >= o.minutes * 60_000) break;
+      seed = subSeed(o.base, i);
+    }
+    const config = drawConfig(seed, o.scale, { backend: o.backend });
+    const f = await runOne(config, lib, o.runTimeoutMs, log);
+    summary.runs++;
+    summary.seeds.push(f.seed);
+    for (const k of Object.keys(summary.totals) as (keyof SwarmSummary['totals'])[]) summary.totals[k] += f[k];
+    summary.byBackend[config.backend] = (summary.byBackend[config.backend] ?? 0) + 1;
+    summary.byPattern[config.pattern] = (summary.byPattern[config.pattern] ?? 0) + 1;
+    summary.byWorkers[config.workers] = (summary.byWorkers[config.workers] ?? 0) + 1;
+    const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed, ${f.detaches} detached, ${f.died} died with a worker, ${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
+    if (f.ok) {
+      summary.passed++;
+      log(`${line}: ok`);
+    } else {
+      summary.failed++;
+      summary.failures.push({ seed: f.seed, config: f.config, reason: f.reason!, replay: replay(seed) });
+      console.log(`${line}: FAIL\n  seed ${f.seed}: ${f.reason}\n  replay: ${replay(seed)}`);
+    }
+    write();
+    if (!f.ok && !o.keepGoing) break;
+  }
+  write();
+  const t = summary.totals;
+  const figures = `${summary.runs} runs, ${t.blocks} blocks, ${(t.bytes / MiB / 1024).toFixed(2)} GiB allocated, ${t.sent} sent across agents, ${t.kills} workers killed and reaped, ${t.detaches} detached, ${t.died} blocks died with their worker, 0 lost or duplicated`;
+  if (summary.failed === 0) {
+    console.log(`swarm: PASS - ${figures} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    return 0;
+  }
+  const first = summary.failures[0]!;
+  console.log(`swarm: FAIL - ${summary.failed} of ${summary.runs} runs failed; first: seed ${first.seed}: ${first.reason.split('\n')[0]}; replay: ${first.replay}`);
+  return 1;
+}
