@@ -51,6 +51,8 @@ export interface RunConfig {
   maxHeld: number;
   /** Bytes one worker holds at most. */
   maxHeldBytes: number;
+  /** KiB live in the whole run at most (blocks in transit and in caches count): a producer waits for its consumers. */
+  liveBudgetKiB: number;
 }
 
 const MiB = 1 << 20;
@@ -95,7 +97,15 @@ export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }
   while (detaches.length + kills.length >= workers && workers > 0) (kills.length > 0 ? kills : detaches).pop();
   const maxHeld = pick([16, 64, 256, 1024]);
   const maxHeldBytes = Math.min(64 * MiB, Math.floor(heapBytes / (8 * (workers + 1))));
-  return { seed, workers, backend, profile, heapBytes, mix, pattern, idleChance, reallocChance, detaches, kills, ops, maxHeld, maxHeldBytes };
+  let liveBudgetKiB = Math.floor(heapBytes / 4 / 1024);
+  // Each agent may retain up to its rung's large-retention budget (16 MiB at rung 3, 128 MiB at rung 10) and
+  // keeps its own arenas: a 256 MiB heap shared by up to 9 agents runs at the low rungs, with less live.
+  let rung = profile;
+  if (heapBytes < 1024 * MiB) {
+    rung = 1 + (profile % 2);
+    liveBudgetKiB = Math.floor(heapBytes / 8 / 1024);
+  }
+  return { seed, workers, backend, profile: rung, heapBytes, mix, pattern, idleChance, reallocChance, detaches, kills, ops, maxHeld, maxHeldBytes, liveBudgetKiB };
 }
 
 export function describeConfig(c: RunConfig): string {
@@ -160,6 +170,8 @@ export function patternFault(u8: Uint8Array, p: number, id: number, size: number
  * A state is kind | holder << 4 | from << 8.
  */
 export const L_NEXT_ID = 0;
+/** KiB of blocks live in the whole run (usable sizes), against `RunConfig.liveBudgetKiB`. */
+export const L_LIVE_KIB = 1;
 /** Per agent (index a): progress (operations done), alive flag, "shared one of its own blocks" flag. */
 export const L_PROGRESS = 16;
 export const L_ALIVE = 32;

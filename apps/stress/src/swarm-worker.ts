@@ -11,6 +11,7 @@ import {
   K_DIED,
   K_FREED,
   L_ALIVE,
+  L_LIVE_KIB,
   L_NEXT_ID,
   L_PENDING_KIND,
   L_PENDING_OLD,
@@ -136,11 +137,15 @@ function drawSize(): number {
   return size;
 }
 
+const kib = (bytes: number) => Math.ceil(bytes / 1024);
+const overBudget = (bytes: number) => Atomics.load(L, L_LIVE_KIB) + kib(bytes) > config.liveBudgetKiB;
+
 function doMalloc(): void {
-  if (hIds.length >= config.maxHeld || heldBytes >= config.maxHeldBytes) return doFree();
+  if (hIds.length >= config.maxHeld || heldBytes >= config.maxHeldBytes || overBudget(64 * 1024)) return doFree();
   const id = Atomics.add(L, L_NEXT_ID, 1) + 1;
   if (id >= capacity) return doFree();
-  const size = drawSize();
+  let size = drawSize();
+  if (overBudget(size)) size = Math.floor(rand() * 1024);
   const zeroed = rand() < 0.2;
   pending(OP_MALLOC, size);
   let p: number;
@@ -165,6 +170,7 @@ function doMalloc(): void {
   const e = entry(id);
   L[e + 1] = me;
   L[e + 2] = usable;
+  Atomics.add(L, L_LIVE_KIB, kib(usable));
   step(0, held(me), id, 'allocated');
   pending(OP_NONE);
   fig.bytes += req;
@@ -175,6 +181,7 @@ function freeBlock(id: number, p: number, size: number): void {
   verify(id, p, size, 'when freed');
   pending(OP_FREE, 0, L[entry(id) + 2]!);
   heap.free(p);
+  Atomics.sub(L, L_LIVE_KIB, kib(L[entry(id) + 2]!));
   step(held(me), K_FREED, id, 'freed');
   pending(OP_NONE);
   fig.frees++;
@@ -247,7 +254,7 @@ function doReallocChain(): void {
   for (let i = 0; i < n; i++) {
     const r = rand();
     let next = r < 0.6 ? Math.floor(size * (1.2 + rand() * 2.8)) + 1 : r < 0.85 ? Math.floor(size * rand()) : drawSize();
-    if (next - size > config.maxHeldBytes - heldBytes) next = Math.floor(size / 2);
+    if (next - size > config.maxHeldBytes - heldBytes || (next > size && overBudget(next))) next = Math.floor(size / 2);
     const e = entry(id);
     pending(OP_REALLOC, next, L[e + 2]!);
     const q = heap.realloc(p, next);
@@ -266,6 +273,7 @@ function doReallocChain(): void {
     if (usable < next) fault(`realloc to ${next} gave usable size ${usable}`);
     fillPattern(heap.u8, q, id, next);
     if (q !== p) L[e + 1] = me;
+    Atomics.add(L, L_LIVE_KIB, kib(usable) - kib(L[e + 2]!));
     L[e + 2] = usable;
     pending(OP_NONE);
     heldBytes += next - size;

@@ -26,6 +26,7 @@ import {
   K_SENT,
   K_UNUSED,
   L_ALIVE,
+  L_LIVE_KIB,
   L_NEXT_ID,
   L_PENDING_KIND,
   L_PENDING_OLD,
@@ -71,6 +72,7 @@ export interface SwarmOptions {
   /** A directory holding pool-arena.js and pool-classic.js to test instead of the built Paddock. */
   lib?: string;
   snapshot: boolean;
+  noDetaches: boolean;
   json?: string;
   keepGoing: boolean;
   runTimeoutMs: number;
@@ -87,6 +89,7 @@ export const SWARM_USAGE = `usage: node apps/stress/dist/main.js swarm [options]
   --lib DIR         test the Paddock build in DIR (pool-arena.js, pool-classic.js) instead of the built one
   --snapshot        test a private copy of the built packages (a rebuild during a soak does not disturb it)
   --json FILE       write the summary (figures, seeds, failures) as JSON
+  --no-detaches     draw no mid-run detaches (the seed draws everything else the same)
   --keep-going      do not stop at the first failing run
   --run-timeout S   a run that takes longer than S seconds fails (default 120)
   --quiet           print failures and the verdict only`;
@@ -100,6 +103,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     scale: 1,
     keepGoing: false,
     snapshot: false,
+    noDetaches: false,
     runTimeoutMs: 120_000,
     quiet: false,
   };
@@ -129,6 +133,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     else if (flag === '--json') o.json = value();
     else if (flag === '--keep-going') o.keepGoing = true;
     else if (flag === '--snapshot') o.snapshot = true;
+    else if (flag === '--no-detaches') o.noDetaches = true;
     else if (flag === '--quiet') o.quiet = true;
     else if (flag === '--run-timeout') o.runTimeoutMs = num(flag, value(), 1, 86_400) * 1000;
     else throw new Error(`unknown argument ${JSON.stringify(a)}`);
@@ -282,6 +287,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
         const bad = patternFault(heap.u8, b.ptrs[i]!, id, b.sizes[i]!);
         if (bad >= 0) throw new RunFailure(`block ${id} at ${b.ptrs[i]} lost its pattern at offset ${bad} when main received it from agent ${b.from}`);
         heap.free(b.ptrs[i]!);
+        Atomics.sub(L, L_LIVE_KIB, Math.ceil(L[e + 2]! / 1024));
         if (Atomics.compareExchange(L, e, held(0), K_FREED) !== held(0)) throw new RunFailure(`block ${id} changed state while main freed it`);
         fig.mainFrees++;
       }
@@ -518,11 +524,23 @@ export interface SwarmSummary {
   passed: number;
   failed: number;
   seeds: string[];
-  failures: { seed: string; config: string; reason: string; replay: string }[];
+  failures: { seed: string; config: string; category: string; reason: string; replay: string }[];
+  /** Failing runs by kind: ledger (a block lost, duplicated or overwritten), leak (freed blocks that never
+   * came back to their owner), check (check() threw), heap-error (an allocator call threw), oom, timeout. */
+  failureKinds: Record<string, number>;
   totals: Omit<RunFigures, 'seed' | 'config' | 'ok' | 'reason'>;
   byBackend: Record<string, number>;
   byPattern: Record<string, number>;
   byWorkers: Record<string, number>;
+}
+
+function categorize(reason: string): string {
+  if (/OUT_OF_MEMORY/.test(reason)) return 'oom';
+  if (/^live bytes at the end/.test(reason)) return 'leak';
+  if (/^check\(\)/.test(reason)) return 'check';
+  if (/took more than/.test(reason)) return 'timeout';
+  if (/ledger|pattern|lost|overlap|not zero|usable size|never arrived|never recorded/.test(reason)) return 'ledger';
+  return 'heap-error';
 }
 
 /** Runs the swarm; returns the exit code (0 pass, 1 a run failed). */
@@ -537,7 +555,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   };
   const t0 = Date.now();
   const replay = (seed: number) =>
-    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
+    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.noDetaches ? ' --no-detaches' : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
   const summary: SwarmSummary = {
     command: `node apps/stress/dist/main.js swarm ${argv.join(' ')}`.trim(),
     base: hex(o.base),
@@ -549,6 +567,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     seeds: [],
     failures: [],
     totals: { ms: 0, blocks: 0, bytes: 0, frees: 0, reallocs: 0, sent: 0, kills: 0, reaps: 0, releaseLiveReaps: 0, detaches: 0, died: 0, diedBytes: 0, idles: 0, waits: 0, checks: 0, mainFrees: 0, quarantinedBytes: 0 },
+    failureKinds: {},
     byBackend: {},
     byPattern: {},
     byWorkers: {},
@@ -569,6 +588,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
       seed = subSeed(o.base, i);
     }
     const config = drawConfig(seed, o.scale, { backend: o.backend });
+    if (o.noDetaches) config.detaches = [];
     const f = await runOne(config, lib, o.runTimeoutMs, log);
     summary.runs++;
     summary.seeds.push(f.seed);
@@ -582,7 +602,9 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
       log(`${line}: ok`);
     } else {
       summary.failed++;
-      summary.failures.push({ seed: f.seed, config: f.config, reason: f.reason!, replay: replay(seed) });
+      const category = categorize(f.reason!);
+      summary.failureKinds[category] = (summary.failureKinds[category] ?? 0) + 1;
+      summary.failures.push({ seed: f.seed, config: f.config, category, reason: f.reason!, replay: replay(seed) });
       console.log(`${line}: FAIL\n  seed ${f.seed}: ${f.reason}\n  replay: ${replay(seed)}`);
     }
     write();
@@ -596,6 +618,6 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     return 0;
   }
   const first = summary.failures[0]!;
-  console.log(`swarm: FAIL - ${summary.failed} of ${summary.runs} runs failed; first: seed ${first.seed}: ${first.reason.split('\n')[0]}; replay: ${first.replay}`);
+  console.log(`swarm: FAIL - ${summary.failed} of ${summary.runs} runs failed (${Object.entries(summary.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')}); first: seed ${first.seed}: ${first.reason.split('\n')[0]}; replay: ${first.replay}`);
   return 1;
 }

@@ -19,6 +19,13 @@ const packages = fileURLToPath(new URL('../../../packages', import.meta.url));
  * kill, arena w4 with oversized blocks, classic w4 all-to-all with realloc chains. */
 export const FIXED_SEEDS = ['0x8d4a852a', '0xc4f57283', '0x906019aa', '0x7b071649', '0x036d820c', '0x2d6bc794', '0xc4986e4e'];
 
+/**
+ * Mid-run detaches are left out while the bug they expose is open (a free flushed to an owner whose adopter
+ * has itself left is never drained: packages/allocator/test/swarm-findings.test.ts, seed 0xd5ab86b8). Kills
+ * and reaps stay in. Empty this when that test turns from `it.fails` to `it`.
+ */
+const OPEN_BUG_FLAGS = ['--no-detaches'];
+
 function swarm(args: string[], timeoutMs: number): { status: number | null; out: string } {
   const run = spawnSync(process.execPath, [main, 'swarm', ...args], { encoding: 'utf8', timeout: timeoutMs });
   return { status: run.status, out: `${run.stdout}${run.stderr}` };
@@ -35,19 +42,19 @@ describe('the swarm', () => {
     expect(new Set(configs.map((c) => c.backend))).toEqual(new Set(['pool_arena', 'pool_classic']));
     expect(new Set(configs.map((c) => c.pattern))).toEqual(new Set(['ring', 'producer-consumer', 'all-to-all']));
     expect(configs.some((c) => c.kills.length > 0)).toBe(true);
-    expect(configs.some((c) => c.detaches.length > 0)).toBe(true);
+    expect(configs.some((c) => c.detaches.length > 0)).toBe(true); // drawn, though OPEN_BUG_FLAGS drops them for now
     expect(configs.every((c) => c.backend === 'pool_arena' || c.kills.length === 0)).toBe(true);
   });
 
   it('passes on the fixed seeds', () => {
-    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--scale', '0.6'], 80_000);
+    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--scale', '0.6', ...OPEN_BUG_FLAGS], 80_000);
     console.log(r.out);
     expect(r.status).toBe(0);
     expect(r.out.trimEnd().split('\n').at(-1)).toMatch(/^swarm: PASS - 7 runs, /);
   }, 90_000);
 
   it('passes on fresh seeds for 40 s (a failure prints the seed to replay)', () => {
-    const r = swarm(['--minutes', '0.66', '--scale', '0.4'], 100_000);
+    const r = swarm(['--minutes', '0.66', '--scale', '0.4', ...OPEN_BUG_FLAGS], 100_000);
     console.log(r.out);
     expect(r.status).toBe(0);
     expect(r.out.trimEnd().split('\n').at(-1)).toMatch(/^swarm: PASS - \d+ runs, /);
@@ -59,16 +66,17 @@ describe('the swarm', () => {
     // One line of the drain protocol, flipped: after reclaiming a run, jump over the next one.
     const lib = snapshotLib(dest, [{ pkg: 'arena', find: 'reclaimed += this.reclaimRun(run), run = next;', replace: 'reclaimed += this.reclaimRun(run), run = next && this.u32[next >>> 2];' }], packages);
     const t0 = Date.now();
-    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--scale', '0.6', '--lib', lib], 80_000);
+    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--scale', '0.6', ...OPEN_BUG_FLAGS, '--lib', lib], 80_000);
     console.log(r.out);
     expect(r.status).toBe(1);
     const verdict = r.out.trimEnd().split('\n').at(-1)!;
-    expect(verdict).toMatch(/^swarm: FAIL - 1 of \d runs failed; first: seed 0x[0-9a-f]{8}: /);
+    expect(verdict).toMatch(/^swarm: FAIL - 1 of \d runs failed \(leak 1\); first: seed 0x[0-9a-f]{8}: live bytes at the end: /);
     const seed = /first: seed (0x[0-9a-f]{8})/.exec(verdict)![1]!;
-    expect(r.out).toContain(`replay: pnpm stress swarm --seed ${seed} --scale 0.6 --lib ${lib}`);
+    const replay = `pnpm stress swarm --seed ${seed} --scale 0.6${OPEN_BUG_FLAGS.map((f) => ` ${f}`).join('')} --lib ${lib}`;
+    expect(r.out).toContain(`replay: ${replay}`);
     console.log(`planted bug caught in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     // The printed seed replays the same run, which fails again.
-    const again = swarm(['--seed', seed, '--scale', '0.6', '--lib', lib], 40_000);
+    const again = swarm(replay.split(' ').slice(3), 40_000);
     console.log(again.out);
     expect(again.status).toBe(1);
     expect(again.out).toContain(`seed ${seed}: `);
