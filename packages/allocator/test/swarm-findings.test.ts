@@ -1,5 +1,6 @@
 // Bugs the swarm (apps/stress, `pnpm stress swarm`) found, each reduced to a deterministic reproduction.
 // `it.fails` marks one that is still open: when it is fixed this test fails, and `it.fails` becomes `it`.
+// Fixed: adopting (or reaping) an agent now also takes over the slots it had adopted.
 import { describe, expect, it } from 'vitest';
 import { attachArenaHeap as attachHeap, createArenaHeap as createHeap } from '../src/heap.js';
 
@@ -9,7 +10,7 @@ describe('swarm findings', () => {
   // into a chain for owner B is flushed to B's inbox after B's adopter D has itself detached (or died and
   // been reaped). Only the adopter drains an adopted slot's inbox, and nobody adopts it again from D, so
   // the block stays live for good.
-  it.fails('seed 0xd5ab86b8: a free to an owner whose adopter has left comes home', () => {
+  it('seed 0xd5ab86b8: a free to an owner whose adopter has left comes home', () => {
     const a = createHeap({ maxBytes: 1 << 30 });
     const b = attachHeap(a.handle); // the owner: detaches first
     const c = attachHeap(a.handle); // frees b's block into its chain for b

@@ -978,6 +978,7 @@ export class ArenaHeap {
       if (this.registry.casSlotState(slot, state, SLOT_ADOPTED | (this.slot << 8)) !== state) continue;
       this.adoptArenas(slot);
       this.adopted.push(slot);
+      this.takeOverAdoptees(slot);
       adopted++;
     }
     if (adopted !== 0) this.drain();
@@ -987,6 +988,20 @@ export class ArenaHeap {
   /** The agent area of agent `agentId`, or 0. */
   areaOf(agentId: number): number {
     return findAgentArea(this.space, this.regions.userWord(AGENT_LIST_WORD), agentId);
+  }
+
+  /**
+   * Takes over the slots that `from` had adopted (it is gone now): their inboxes may still receive frees
+   * that other agents chained to those owners before any adoption, so someone live must keep draining
+   * them. Their arenas already name `from`, and were rewritten with its own.
+   */
+  private takeOverAdoptees(from: number): void {
+    const count = this.registry.ownerCount();
+    const theirs = SLOT_ADOPTED | (from << 8);
+    for (let slot = 1; slot <= count; slot++) {
+      if (slot === this.slot || this.registry.slotState(slot) !== theirs) continue;
+      if (this.registry.casSlotState(slot, theirs, SLOT_ADOPTED | (this.slot << 8)) === theirs) this.adopted.push(slot);
+    }
   }
 
   /** Owner slots this agent adopted. */
@@ -1068,6 +1083,7 @@ export class ArenaHeap {
         const before = new Set(this.arenas);
         report.arenasAdopted = this.adoptArenas(dead);
         this.adopted.push(dead);
+        this.takeOverAdoptees(dead);
         if (releaseLive) adoptedNow = this.arenas.filter((a) => !before.has(a));
       }
       for (const s of this.repairedEmpties) {
