@@ -43,6 +43,13 @@ import { collectGarbage, type Peer, runBatch } from './runner.js';
 import { FULL_CHECK, QUICK_CHECK, selfCheck } from './verify.js';
 import { fullCreateHeap, PADDOCK_BIG_BYTES } from './mem.js';
 import { HOLD_SPECS } from './hold.js';
+import { nativePeer } from './native-run.js';
+import { type ProgramPeers, type ProgramResult, programSpecs, runPrograms } from './programs.js';
+import { peakMethod } from './peak.js';
+import { cellFigures, issue8Targets, programLines, targetLines } from './programs-report.js';
+import { change, estimate, fmtChange } from './stats.js';
+import { buildDlmalloc, buildNative, buildTlsf, type Built } from './toolchain.js';
+import { dlmallocAdapter, tlsfAdapter } from './wasm-peers.js';
 import { fmtMiB, runCrossSuite, runHoldSuite, runReallocSuite, type SuiteContext, type SuiteOutput } from './suite.js';
 import {
   churnWorkload,
@@ -65,17 +72,24 @@ const ARRAY_PEER_BYTES = 256 * MiB;
  * partially used slabs need headroom over the floor's figure. */
 const PADDOCK_BYTES = 1024 * MiB;
 const LIVE_COUNTS = [1024, 4096, 16384, 65536];
-/** `paddock` is the arena backend (pool_arena, dist/pool-arena.js), `paddock-classic` the classic pool
- * (pool_classic, dist/pool-classic.js); the classic pool runs the pair and the churn only. */
-const PEER_ORDER = ['floor', 'thi.ng', 'paddock', 'paddock-classic'];
+/**
+ * `paddock` is the arena backend (pool_arena, dist/pool-arena.js), `paddock-classic` the classic pool
+ * (pool_classic, dist/pool-classic.js); `as-tlsf` and `wasi-dlmalloc` are allocators compiled to wasm at
+ * set-up and called from JS; `glibc` and `mimalloc` the native references (the same workload in C).
+ */
+const PEER_ORDER = ['floor', 'thi.ng', 'as-tlsf', 'wasi-dlmalloc', 'paddock', 'paddock-classic', 'glibc', 'mimalloc'];
 /** Peers that run the pair and the random-size churn only (not the size sweep). */
-const PAIR_CHURN_ONLY = new Set(['paddock-classic']);
+const PAIR_CHURN_ONLY = new Set(['paddock-classic', 'as-tlsf', 'wasi-dlmalloc', 'glibc', 'mimalloc']);
+const NATIVE_PEERS = new Set(['glibc', 'mimalloc']);
 /** Peers of one workload only: `js` is the plain-JS baseline of cross-32. */
 const EXTRA_PEERS = ['js'];
 const SWEEP_NAMES = SWEEP_SIZES.map((s) => `sweep-${sizeLabel(s)}`);
 const HOLD_NAMES = HOLD_SPECS.map((s) => s.name);
 const CROSS_NAME = 'cross-32';
 const REALLOC_NAME = 'realloc';
+/** Issue 8's programs (names only; sizes depend on the mode) and their groups. */
+const PROGRAM_NAMES = programSpecs({ ms: 0, full: false }).map((s) => s.name);
+const PROGRAM_GROUPS = ['programs', 'pony', 'pathology', 'standard'];
 /** A time-capped peer still runs at least this many ops a round. */
 const MIN_OPS = 16;
 
@@ -96,11 +110,18 @@ interface Mode {
   readonly crossMs: number;
   /** realloc: chains a round. */
   readonly chains: number;
+  /** Issue 8's programs: how long a timed program runs, its warm-up and measured rounds, the idle rounds. */
+  readonly programMs: number;
+  readonly programWarmup: number;
+  readonly programRounds: number;
+  readonly idleRounds: number;
+  /** A fixed-work program run longer than this drops the peer from that program. */
+  readonly programCapMs: number;
 }
 
 const QUICK: Mode = {
   name: 'quick',
-  rounds: 7,
+  rounds: 5,
   warmup: 2,
   pairOps: 1_000_000,
   churnOps: (live) => Math.max(200_000, 4 * live),
@@ -110,6 +131,11 @@ const QUICK: Mode = {
   holdCycles: 8,
   crossMs: 300,
   chains: 6,
+  programMs: 150,
+  programWarmup: 1,
+  programRounds: 4,
+  idleRounds: 2,
+  programCapMs: 15_000,
 };
 const FULL: Mode = {
   name: 'full',
@@ -123,6 +149,11 @@ const FULL: Mode = {
   holdCycles: 32,
   crossMs: 1000,
   chains: 16,
+  programMs: 1000,
+  programWarmup: 2,
+  programRounds: 11,
+  idleRounds: 5,
+  programCapMs: 60_000,
 };
 
 interface Options {
@@ -146,7 +177,8 @@ const USAGE = `usage: node apps/bench/dist/main.js [--full] [--rounds N] [--warm
   --rounds N    measured rounds (after the warm-up rounds)
   --warmup N    warm-up rounds, at least 1 (the first one calibrates the time cap)
   --only LIST   peers (${[...PEER_ORDER, ...EXTRA_PEERS].join(', ')}) and/or workloads (pair, churn, ${LIVE_COUNTS.map((l) => `churn-${liveLabel(l)}`).join(', ')},
-                sweep, ${SWEEP_NAMES.join(', ')}, hold, ${HOLD_NAMES.join(', ')}, ${CROSS_NAME}, ${REALLOC_NAME})
+                sweep, ${SWEEP_NAMES.join(', ')}, hold, ${HOLD_NAMES.join(', ')}, ${CROSS_NAME}, ${REALLOC_NAME},
+                ${PROGRAM_GROUPS.join(', ')}, ${PROGRAM_NAMES.join(', ')})
   --json PATH   where the JSON goes (default apps/bench/results/latest.json)
   --seed N      PRNG seed of the operation sequences
   --verify      run the long self-check on every peer and exit
@@ -252,6 +284,10 @@ function selection(only: string[] | null): { peers: Set<string> | null; workload
     else if (name === 'sweep') SWEEP_NAMES.forEach((c) => workloads.add(c));
     else if (name === 'hold') HOLD_NAMES.forEach((c) => workloads.add(c));
     else if (name === 'cross') workloads.add(CROSS_NAME);
+    else if (PROGRAM_NAMES.includes(name)) workloads.add(name);
+    else if (PROGRAM_GROUPS.includes(name)) {
+      for (const sp of programSpecs({ ms: 0, full: false })) if (name === 'programs' || sp.group === name) workloads.add(sp.name);
+    }
     else fail(`--only: unknown name ${name}`);
   }
   return { peers: peers.size > 0 ? peers : null, workloads: workloads.size > 0 ? workloads : null };
@@ -293,6 +329,18 @@ async function main(): Promise<number> {
   const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown cpu';
   const out = (line = '') => process.stdout.write(`${line}\n`);
 
+  // --- set-up: the peers compiled on this machine (nothing prebuilt is downloaded) ---
+  const setupStarted = Date.now();
+  progress.show('set-up: building the native references (cc) and the wasm peers (asc, clang)', 'setup');
+  const wantedPeer = (name: string) => pick.peers === null || pick.peers.has(name);
+  const skippedBuild: Built = { ok: false, reason: 'left out by --only' };
+  const nativeBuilds = wantedPeer('glibc') || wantedPeer('mimalloc') ? buildNative() : { glibc: skippedBuild, mimalloc: skippedBuild, cc: null };
+  const tlsfBuild = wantedPeer('as-tlsf') ? buildTlsf() : skippedBuild;
+  const dlBuild = wantedPeer('wasi-dlmalloc') ? buildDlmalloc() : skippedBuild;
+  const builds: Record<string, Built> = { glibc: nativeBuilds.glibc, mimalloc: nativeBuilds.mimalloc, 'as-tlsf': tlsfBuild, 'wasi-dlmalloc': dlBuild };
+  const setupSeconds = (Date.now() - setupStarted) / 1000;
+  progress.done();
+
   // --- peers ---
   const entries: PeerEntry[] = [];
   const paddock = await loadPaddock('pool_arena');
@@ -305,7 +353,21 @@ async function main(): Promise<number> {
     if (wanted) {
       if (name === 'floor') peer = makePeer(new FloorAdapter(), ARRAY_PEER_BYTES);
       else if (name === 'thi.ng') peer = makePeer(new ThingAdapter(), ARRAY_PEER_BYTES);
-      else {
+      else if (name in builds) {
+        const b = builds[name];
+        if (!b.ok) {
+          status = 'skipped';
+          reason = b.reason;
+        } else if (NATIVE_PEERS.has(name)) peer = nativePeer(name, b.path);
+        else {
+          try {
+            peer = makePeer(name === 'as-tlsf' ? tlsfAdapter(b.path) : dlmallocAdapter(b.path), ARRAY_PEER_BYTES);
+          } catch (err) {
+            status = 'skipped';
+            reason = `the compiled module does not load: ${err instanceof Error ? err.message : String(err)}`;
+          }
+        }
+      } else {
         const load = name === 'paddock' ? paddock : classic;
         if (load.ok) peer = makePeer(new PaddockAdapter(load.createHeap, name), PADDOCK_BYTES);
         else {
@@ -324,6 +386,13 @@ async function main(): Promise<number> {
           `(the first calibrates a ${mode.budgetMs} ms cap per peer and round), median ns per op`,
   );
   out(`machine: ${cpu}, ${os.cpus().length} cpus, node ${process.version}, ${process.platform} ${process.arch}`);
+  out(
+    `set-up (${setupSeconds.toFixed(1)} s): ` +
+      Object.entries(builds)
+        .map(([n, b]) => (b.ok ? `${n} ${b.cached ? 'built (cached)' : 'built'}` : `${n} not built`))
+        .join(', ') +
+      (nativeBuilds.cc ? `; cc: ${nativeBuilds.cc}` : ''),
+  );
   for (const e of entries) if (e.status === 'skipped') out(`${e.name}: skipped (${e.reason})`);
 
   // --- self-check ---
@@ -331,6 +400,10 @@ async function main(): Promise<number> {
   const checkLine: string[] = [];
   for (const e of entries) {
     if (e.peer === null) continue;
+    if (e.peer.external) {
+      e.selfCheck = 'n/a (native process)';
+      continue;
+    }
     progress.show(`self-check ${e.name}`, `check ${e.name}`);
     const r = selfCheck(e.peer.adapter, { ...check, seed: opts.seed, maxBytes: e.peer.maxBytes });
     if (r.error !== null) {
@@ -457,6 +530,43 @@ async function main(): Promise<number> {
   if (holdSpecs.length > 0) suites.push({ name: 'hold', out: runHoldSuite(ctx, holdSpecs, mode.holdCycles) });
   if (picked(CROSS_NAME)) suites.push({ name: CROSS_NAME, out: await runCrossSuite(ctx, mode.crossMs) });
   if (picked(REALLOC_NAME)) suites.push({ name: REALLOC_NAME, out: runReallocSuite(ctx, mode.chains, largeMax) });
+  // --- issue 8's programs ---
+  const programPicked = programSpecs({ ms: mode.programMs, full: mode.name === 'full' }).filter((sp) => picked(sp.name));
+  let programs: ProgramResult[] = [];
+  if (programPicked.length > 0) {
+    const ran = (n: string) => entries.find((e) => e.name === n)?.status === 'ran';
+    const pp: ProgramPeers = {
+      paddock: [
+        ...(paddock.ok && ran('paddock') ? [{ name: 'paddock' as const, url: paddock.url, createHeap: paddock.createHeap }] : []),
+        ...(classic.ok && ran('paddock-classic') ? [{ name: 'paddock-classic' as const, url: classic.url, createHeap: classic.createHeap }] : []),
+      ],
+      native: (['glibc', 'mimalloc'] as const).filter((n) => ran(n)).map((n) => ({ name: n, bin: (builds[n] as { path: string }).path })),
+      adapters: [
+        ...(ran('floor') ? [new FloorAdapter()] : []),
+        ...(ran('thi.ng') ? [new ThingAdapter()] : []),
+        ...(ran('as-tlsf') ? [tlsfAdapter((builds['as-tlsf'] as { path: string }).path)] : []),
+        ...(ran('wasi-dlmalloc') ? [dlmallocAdapter((builds['wasi-dlmalloc'] as { path: string }).path)] : []),
+        ...(paddock.ok && ran('paddock') ? [new PaddockAdapter(paddock.createHeap, 'paddock')] : []),
+        ...(classic.ok && ran('paddock-classic') ? [new PaddockAdapter(classic.createHeap, 'paddock-classic')] : []),
+      ],
+      js: wantedPeer('js'),
+      skipped: Object.fromEntries(entries.filter((e) => e.status === 'skipped' || e.status === 'failed').map((e) => [e.name, e.reason ?? e.status])),
+    };
+    programs = await runPrograms(
+      {
+        warmup: opts.warmupGiven >= 1 ? opts.warmupGiven : mode.programWarmup,
+        rounds: opts.roundsGiven >= 1 ? opts.roundsGiven : mode.programRounds,
+        idleRounds: opts.roundsGiven >= 1 ? opts.roundsGiven : mode.idleRounds,
+        only: null,
+        peerWanted: wantedPeer,
+        progress: (text, key) => progress.show(text, key),
+        started,
+        capMs: mode.programCapMs,
+      },
+      programPicked,
+      pp,
+    );
+  }
   const suiteFailures = suites.flatMap((x) => x.out.failures);
   for (const f of suiteFailures) {
     const e = entries.find((x) => f.startsWith(`${x.name} `) && x.status === 'ran');
@@ -523,6 +633,7 @@ async function main(): Promise<number> {
     'thi.ng/floor',
     'arena/classic',
     'classic/floor',
+    'paddock/mimalloc',
   ];
   const rows: string[][] = [head];
   for (const w of mainWorkloads) {
@@ -535,12 +646,32 @@ async function main(): Promise<number> {
       fmtRatio(ratio(figures, w.name, 'thi.ng', 'floor')),
       fmtRatio(ratio(figures, w.name, 'paddock', 'paddock-classic')),
       fmtRatio(ratio(figures, w.name, 'paddock-classic', 'floor')),
+      fmtRatio(ratio(figures, w.name, 'paddock', 'mimalloc')),
     ]);
   }
   if (mainWorkloads.length > 0) {
     out();
     out(layout(rows));
     out('paddock = the arena backend (pool_arena, dist/pool-arena.js); paddock-classic = the classic pool (pool_classic, dist/pool-classic.js); arena/classic = paddock / paddock-classic (below 1: the arena is faster)');
+    out();
+    out('paddock (the arena) against each peer: change of its ns/op, 95% bootstrap interval (- = the arena is faster)');
+    const cmpPeers = peerNames.filter((p) => p !== 'paddock');
+    const crows: string[][] = [['workload', 'paddock median [95% CI]', ...cmpPeers.map((p) => `vs ${p}`)]];
+    for (const w of mainWorkloads) {
+      const row = cells.get(w.name)!;
+      const mine = row.get('paddock');
+      const est = mine && mine.error === null ? estimate(mine.samples) : null;
+      crows.push([
+        w.name,
+        est ? `${fmtNs(est.median)} [${fmtNs(est.lo)} .. ${fmtNs(est.hi)}]` : '-',
+        ...cmpPeers.map((p) => {
+          const other = row.get(p);
+          if (!mine || !other || mine.error || other.error || other.opsPerRound < w.ops) return other && other.opsPerRound < w.ops ? 'capped' : '-';
+          return fmtChange(change(mine.samples, other.samples));
+        }),
+      ]);
+    }
+    out(layout(crows));
   }
   if (workloads.length > 0) {
     out();
@@ -631,6 +762,22 @@ async function main(): Promise<number> {
     for (const line of x.out.lines) out(line);
   }
 
+  // --- issue 8's programs and targets ---
+  if (programs.length > 0) {
+    out();
+    out(`issue 8's programs: ${mode.programMs} ms a timed run; ${programs[0] ? '' : ''}warm-up/measured rounds as set; peers interleaved, order rotating`);
+    for (const line of programLines(programs, commandLine())) out(line);
+  }
+  const pcSamples = new Map<string, Map<string, number[]>>();
+  for (const w of mainWorkloads) {
+    const m = new Map<string, number[]>();
+    for (const c of cells.get(w.name)!.values()) if (c.error === null && c.opsPerRound >= w.ops) m.set(c.peer, c.samples);
+    pcSamples.set(w.name, m);
+  }
+  const idleWindow = programSpecs({ ms: mode.programMs, full: mode.name === 'full' }).find((x) => x.program === 'idle')!.params.window;
+  const targets8 = issue8Targets(programs, { samples: pcSamples }, idleWindow);
+  for (const line of targetLines(targets8)) out(line);
+
   // --- JSON ---
   const doc = {
     schema: 'paddock-bench/1',
@@ -695,6 +842,26 @@ async function main(): Promise<number> {
     hold: suites.find((x) => x.name === 'hold')?.out.json ?? null,
     cross: suites.find((x) => x.name === CROSS_NAME)?.out.json ?? null,
     realloc: suites.find((x) => x.name === REALLOC_NAME)?.out.json ?? null,
+    setup: {
+      seconds: setupSeconds,
+      cc: nativeBuilds.cc,
+      builds: Object.fromEntries(Object.entries(builds).map(([n, b]) => [n, b.ok ? { ok: true, command: b.command, cached: b.cached } : { ok: false, reason: b.reason }])),
+    },
+    peakRssMethod: peakMethod(),
+    programs: programs.map((r) => ({
+      name: r.spec.name,
+      program: r.spec.program,
+      group: r.spec.group,
+      agents: r.spec.agents,
+      params: r.spec.params,
+      metric: r.spec.metric,
+      unit: r.spec.unit,
+      what: r.spec.what,
+      heapBytes: r.spec.heapBytes,
+      cells: r.cells,
+      figures: cellFigures(r),
+    })),
+    targets8,
   };
   mkdirSync(dirname(opts.json), { recursive: true });
   writeFileSync(opts.json, `${JSON.stringify(doc, null, 2)}\n`);

@@ -16,6 +16,11 @@ export interface Peer {
   readonly loops: Loops;
   /** Capacity handed to `setup`. */
   readonly maxBytes: number;
+  /**
+   * A peer that runs outside this process (the native references): runs ops [0, ops) of the workload
+   * itself and says how long they took. The adapter is then a placeholder.
+   */
+  readonly external?: (w: Workload, ops: number) => BatchResult;
 }
 
 export type BatchResult = { ok: true; ns: number; ops: number; touched: boolean } | { ok: false; error: string };
@@ -34,6 +39,7 @@ export const collectGarbage: () => void = (() => {
  * passes the budget: `ops` in the result is how many ran. `touch`: see `prefill`.
  */
 export function runBatch(peer: Peer, w: Workload, ops: number, touch: boolean, budgetNs = 0): BatchResult {
+  if (peer.external) return peer.external(w, ops);
   const a = peer.adapter;
   collectGarbage();
   try {

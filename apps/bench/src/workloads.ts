@@ -52,6 +52,8 @@ export interface ChurnWorkload {
   /** 'sweep' for the size sweep (every block `blockSize` bytes); absent for the random-size churn. */
   readonly group?: 'sweep';
   readonly blockSize?: number;
+  /** The seed the sequence came from (the native references draw the same sequence from it). */
+  readonly seed: number;
 }
 
 export type Workload = PairWorkload | ChurnWorkload;
@@ -74,7 +76,7 @@ export function churnWorkload(live: number, ops: number, seed: number): ChurnWor
     victim[i] = between(next, 0, live - 1);
     size[i] = between(next, MIN_SIZE, MAX_SIZE);
   }
-  return { kind: 'churn', name: `churn-${liveLabel(live)}`, live, ops, prefill, victim, size };
+  return { kind: 'churn', name: `churn-${liveLabel(live)}`, live, ops, prefill, victim, size, seed };
 }
 
 /** The size sweep's block sizes: the small classes, the top class, large and oversized. */
@@ -104,7 +106,7 @@ export function sweepWorkload(blockSize: number, ops: number, seed: number): Chu
   const victim = new Int32Array(ops);
   for (let i = 0; i < ops; i++) victim[i] = between(next, 0, live - 1);
   const size = new Int32Array(ops).fill(blockSize);
-  return { kind: 'churn', name: `sweep-${sizeLabel(blockSize)}`, live, ops, prefill, victim, size, group: 'sweep', blockSize };
+  return { kind: 'churn', name: `sweep-${sizeLabel(blockSize)}`, live, ops, prefill, victim, size, group: 'sweep', blockSize, seed };
 }
 
 /** The live blocks of a churn round: pointer and size by slot (every heap here is at most 2 GiB, so a
@@ -191,7 +193,7 @@ let copies = 0;
  * Compiles `fn` again from its source. The source gets a unique comment: V8 caches evaluated code by
  * source text, feedback included, and two identical copies could end up sharing type feedback.
  */
-function recompile<F extends (...args: never[]) => unknown>(fn: F, owner: string): F {
+export function recompile<F extends (...args: never[]) => unknown>(fn: F, owner: string): F {
   const tag = `/* ${owner.replace(/\*\//g, '')} copy ${++copies} */`;
   return new Function(`"use strict"; ${tag} return (${fn.toString()});`)() as F;
 }

@@ -1,0 +1,68 @@
+/**
+ * Allocators compiled to WebAssembly and called from JavaScript: AssemblyScript's TLSF and wasi-libc's
+ * dlmalloc (built at bench set-up by `toolchain.ts`). Each `setup` is a fresh instance with a fresh,
+ * small memory that the allocator grows itself (`memory.grow`); pointers are offsets into it.
+ */
+import { readFileSync } from 'node:fs';
+import type { Adapter } from './adapter.js';
+
+export class WasmAdapter implements Adapter {
+  private readonly module: WebAssembly.Module;
+  private mem: WebAssembly.Memory | null = null;
+  private u8 = new Uint8Array(0);
+  private m: (n: number) => number = () => 0;
+  private f: (p: number) => void = () => undefined;
+
+  constructor(
+    readonly name: string,
+    wasmPath: string,
+    private readonly mallocName: string,
+    private readonly freeName: string,
+  ) {
+    this.module = new WebAssembly.Module(readFileSync(wasmPath));
+  }
+
+  setup(_maxBytes: number): void {
+    const inst = new WebAssembly.Instance(this.module, {
+      env: {
+        abort: () => {
+          throw new Error(`${this.name}: abort`);
+        },
+      },
+    });
+    const e = inst.exports as Record<string, unknown>;
+    this.mem = e.memory as WebAssembly.Memory;
+    this.m = e[this.mallocName] as (n: number) => number;
+    this.f = e[this.freeName] as (p: number) => void;
+    this.u8 = new Uint8Array(this.mem.buffer);
+  }
+
+  malloc(size: number): number {
+    return this.m(size) >>> 0;
+  }
+
+  free(ptr: number, _size: number): void {
+    this.f(ptr);
+  }
+
+  teardown(): void {
+    this.mem = null;
+    this.u8 = new Uint8Array(0);
+    this.m = () => 0;
+    this.f = () => undefined;
+  }
+
+  bytes(): Uint8Array | null {
+    if (this.mem === null) return null;
+    if (this.u8.buffer !== this.mem.buffer || this.u8.length === 0) this.u8 = new Uint8Array(this.mem.buffer);
+    return this.u8;
+  }
+}
+
+export function tlsfAdapter(path: string): WasmAdapter {
+  return new WasmAdapter('as-tlsf', path, 'tlsf_malloc', 'tlsf_free');
+}
+
+export function dlmallocAdapter(path: string): WasmAdapter {
+  return new WasmAdapter('wasi-dlmalloc', path, 'dl_malloc', 'dl_free');
+}
