@@ -47,7 +47,7 @@ import { nativePeer } from './native-run.js';
 import { type ProgramPeers, type ProgramResult, programSpecs, runPrograms } from './programs.js';
 import { peakMethod } from './peak.js';
 import { cellFigures, issue8Targets, programLines, targetLines } from './programs-report.js';
-import { change, estimate, fmtChange } from './stats.js';
+import { change, estimate, fmtChange, median } from './stats.js';
 import { buildDlmalloc, buildNative, buildTlsf, type Built } from './toolchain.js';
 import { dlmallocAdapter, tlsfAdapter } from './wasm-peers.js';
 import { fmtMiB, runCrossSuite, runHoldSuite, runReallocSuite, type SuiteContext, type SuiteOutput } from './suite.js';
@@ -464,6 +464,7 @@ async function main(): Promise<number> {
         warmup: [],
         error: null,
         touched: false,
+        peakRss: [],
       });
     }
     cells.set(w.name, row);
@@ -509,6 +510,7 @@ async function main(): Promise<number> {
             continue;
           }
           (r < opts.warmup ? cell.warmup : cell.samples).push(res.ns / res.ops);
+          if (r >= opts.warmup && res.peakRss !== undefined) cell.peakRss.push(res.peakRss);
         }
       }
     }
@@ -688,6 +690,19 @@ async function main(): Promise<number> {
       ]);
     }
     out(layout(spread));
+    out();
+    out('peak resident memory of a batch above its start (prefill and timed loop; median over the measured rounds)');
+    const prow: string[][] = [['workload', ...peerNames]];
+    for (const w of workloads) {
+      prow.push([
+        w.name,
+        ...peerNames.map((p) => {
+          const c = cells.get(w.name)?.get(p);
+          return c && c.error === null && c.peakRss.length > 0 ? fmtMiB(median(c.peakRss)) : '-';
+        }),
+      ]);
+    }
+    out(layout(prow));
   }
   const capped: string[] = [];
   for (const w of workloads) {
@@ -826,6 +841,7 @@ async function main(): Promise<number> {
             samplesNsPerOp: c.samples,
             warmupNsPerOp: c.warmup,
             prefillTouched: w.kind === 'churn' ? c.touched : null,
+            peakRssBytes: c.peakRss,
             error: c.error,
           },
         ]),

@@ -57,7 +57,7 @@ export function nativePeer(name: string, bin: string): Peer {
       w.kind === 'pair' ? { ops } : { live: w.live, ops, seed: w.seed, min: MIN_SIZE, max: MAX_SIZE };
     const r = runNative(bin, w.kind, params);
     if (!r.ok) return { ok: false, error: r.error ?? 'failed' };
-    return { ok: true, ns: r.seconds * 1e9, ops: r.ops, touched: w.kind === 'churn' };
+    return { ok: true, ns: r.seconds * 1e9, ops: r.ops, touched: w.kind === 'churn', peakRss: Math.max(0, r.maxrss - r.rss0) };
   };
   return { name, adapter: new NativePlaceholder(name), loops: null as never, maxBytes: 0, external };
 }

@@ -13,6 +13,25 @@ export function rssNow(): number {
   return process.memoryUsage.rss();
 }
 
+const nap = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Waits (at most 100 ms, in 10 ms steps) until resident memory stops moving: the buffers of the previous
+ * run (a SharedArrayBuffer, a wasm memory) are freed some milliseconds after the collection that drops
+ * them, on another thread, and a run that starts before that would see them go during its own peak.
+ * `gc` collects garbage first.
+ */
+export function settle(gc: () => void): void {
+  gc();
+  let last = rssNow();
+  for (let i = 0; i < 10; i++) {
+    Atomics.wait(nap, 0, 0, 10);
+    const now = rssNow();
+    if (Math.abs(now - last) < 256 * 1024) return;
+    last = now;
+  }
+}
+
 /** Starts a run: resets the high-water mark; returns RSS now (the run's base). */
 export function resetPeak(): number {
   if (resettable !== false) {

@@ -12,7 +12,7 @@
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { Adapter } from './adapter.js';
 import { runNative } from './native-run.js';
-import { peakRss, resetPeak, rssNow, sample } from './peak.js';
+import { peakRss, resetPeak, rssNow, sample, settle } from './peak.js';
 import type { CreateHeap } from './peers.js';
 import { errorText } from './peers.js';
 import { K_GO, K_MAILBOX, K_STOP, K_WORDS, type ProgramReport, type ProgramRun, ringBytes, type WorkerMode } from './program-protocol.js';
@@ -413,7 +413,7 @@ async function runWorkers(spec: ProgramSpec, pool: Pool, mode: WorkerMode, creat
   if (spec.program === 'larson') Atomics.store(ctlI32, K_MAILBOX, agents);
   const wiring = mode === 'js' ? jsPorts(spec.program, agents) : null;
   const workers = pool.get(agents);
-  collectGarbage();
+  settle(collectGarbage);
   const rss0 = resetPeak();
   const replies = workers.map((w) => pool.reply(w));
   // idle: phases driven from here
@@ -543,7 +543,7 @@ function runNativeProgram(spec: ProgramSpec, bin: string): RunOutcome {
 }
 
 function runSingle(spec: ProgramSpec, peer: string, adapter: Adapter | null, loop: ((...args: never[]) => SingleResult) | null): RunOutcome {
-  collectGarbage();
+  settle(collectGarbage);
   const rss0 = resetPeak();
   let res: SingleResult;
   const t0 = process.hrtime.bigint();

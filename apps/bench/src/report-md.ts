@@ -72,6 +72,7 @@ interface Program {
 interface PCResult {
   opsPerRound: number;
   samplesNsPerOp: number[];
+  peakRssBytes?: number[];
   median: number | null;
   error: string | null;
 }
@@ -236,7 +237,7 @@ function main(): void {
     [
       '- Every workload ran in interleaved rounds: in each round every peer runs once, the order rotating round by round (A B, B A, ...), each run on a fresh allocator instance; the first round(s) are warm-up and not counted.',
       '- The multi-agent programs run in real `worker_threads` that load the built `packages/allocator/dist`; the C references run the same steps with pthreads. Sizes are scaled to this 2-core machine (2 agents, 3 for producer-consumer); each table names its parameters. Where a JS agent waits it blocks on a doorbell word (`heap.wait` for Paddock); the C agents spin and yield.',
-      '- Peak RSS is the run\'s resident high-water mark above the level at its start (the kernel\'s VmHWM, reset before each run). For the JS peers it includes the JS engine\'s own growth during the run.',
+      '- Peak RSS is the run\'s resident high-water mark above the level at its start (the kernel\'s VmHWM, reset before each run). For the JS peers it includes the JS engine\'s own growth during the run. Before each run the bench collects garbage and waits (at most 100 ms) for resident memory to settle, so the previous instance\'s buffers are gone before the base is read.',
       '- A peer that cannot run a workload says why in its row (no plain-JS form, a quadratic free, a missing toolchain). `time-capped`: a peer too slow for the round\'s time budget ran a prefix of the same sequence; its comparisons are left out.',
       '- The quick run\'s idle programs wait 2 s per round; `--full` waits the 5 s of the suspend-and-drain figure.',
     ].join('\n'),
@@ -280,7 +281,7 @@ function main(): void {
         const r = w.results[p];
         if (!r) continue;
         if (r.error) {
-          rows.push([w.name, p, 'FAILED', '', '', r.error]);
+          rows.push([w.name, p, 'FAILED', '', '', r.error, '']);
           continue;
         }
         const e = estimate(r.samplesNsPerOp);
@@ -294,6 +295,7 @@ function main(): void {
           e ? `[${fmtNum(e.lo)} .. ${fmtNum(e.hi)}]` : '-',
           vs,
           `${vsMi}${capped ? ` (time-capped: first ${r.opsPerRound} of ${w.ops} ops)` : ''}`,
+          r.peakRssBytes && r.peakRssBytes.length > 0 ? fmtBytes(estimate(r.peakRssBytes)!.median) : '-',
         ]);
       }
       const bars: Bar[] = peers
@@ -302,7 +304,7 @@ function main(): void {
       if (bars.length > 0) L.push(`![${w.name}](${chartFile(`pc-${w.name}`, chart(`${w.name}: ns per op`, 'ns', 'ns/op', bars, true))})`);
     }
     L.push('');
-    L.push(table(['workload', 'peer', 'median ns/op', '95% CI', 'paddock vs peer (- = the arena is faster)', 'peer / mimalloc'], rows));
+    L.push(table(['workload', 'peer', 'median ns/op', '95% CI', 'paddock vs peer (- = the arena is faster)', 'peer / mimalloc', 'peak RSS (prefill + run)'], rows));
     L.push('');
   }
 

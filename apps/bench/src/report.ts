@@ -13,6 +13,8 @@ export interface Cell {
   readonly samples: number[];
   /** ns per op of each warm-up round (the first is the calibration run). */
   readonly warmup: number[];
+  /** Peak resident memory of each measured round above its start, bytes (absent where not measured). */
+  readonly peakRss: number[];
   /** Set when the peer failed on this workload; its samples are then incomplete. */
   error: string | null;
   /** Whether the prefilled blocks' pages were touched before timing (churn; see `prefill`). */

@@ -5,6 +5,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Adapter } from './adapter.js';
+import { peakRss, resetPeak, settle } from './peak.js';
 import { errorText } from './peers.js';
 import { type Loops, PAIR_SIZE, prefill, type Workload } from './workloads.js';
 
@@ -23,7 +24,8 @@ export interface Peer {
   readonly external?: (w: Workload, ops: number) => BatchResult;
 }
 
-export type BatchResult = { ok: true; ns: number; ops: number; touched: boolean } | { ok: false; error: string };
+/** `peakRss`: the batch's resident high-water mark above its level before the prefill, bytes. */
+export type BatchResult = { ok: true; ns: number; ops: number; touched: boolean; peakRss?: number } | { ok: false; error: string };
 
 /** Full garbage collection between batches: old buffers go, and no collection is due mid-batch. */
 export const collectGarbage: () => void = (() => {
@@ -41,12 +43,13 @@ export const collectGarbage: () => void = (() => {
 export function runBatch(peer: Peer, w: Workload, ops: number, touch: boolean, budgetNs = 0): BatchResult {
   if (peer.external) return peer.external(w, ops);
   const a = peer.adapter;
-  collectGarbage();
+  settle(collectGarbage);
   try {
     a.setup(peer.maxBytes);
   } catch (err) {
     return { ok: false, error: `setup threw: ${errorText(err)}` };
   }
+  const rss0 = resetPeak();
   try {
     let slotPtr: Int32Array = new Int32Array(0);
     let slotSize: Int32Array = new Int32Array(0);
@@ -77,7 +80,7 @@ export function runBatch(peer: Peer, w: Workload, ops: number, touch: boolean, b
       done = to;
       chunk *= 2;
     }
-    return { ok: true, ns: spent, ops: done, touched };
+    return { ok: true, ns: spent, ops: done, touched, peakRss: peakRss() - rss0 };
   } catch (err) {
     return { ok: false, error: `threw: ${errorText(err)}` };
   } finally {
