@@ -227,7 +227,8 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   // ---- suspend and drain ---------------------------------------------------------------------------
 
   /**
-   * One idle visit: adopts detached or reaped owners, drains the inbox, flushes the chains. Returns the
+   * One idle visit: adopts detached or reaped owners, drains the inbox, flushes the chains, sweeps the
+   * arenas whose dirty units have waited long enough. Returns the
    * milliseconds until the next visit: 10 after any allocation since the last visit, else double the last
    * delay, up to 500. The visit that reaches 500 runs the idle return (once, until activity resumes).
    */
@@ -235,6 +236,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.arena.adoptOrphans();
     this.arena.drain();
     this.arena.flushChains();
+    this.arena.sweepDue(false);
     if (this.activity !== this.seenActivity) {
       this.seenActivity = this.activity;
       this.interval = TICK_MIN_MS;

@@ -97,6 +97,13 @@ export interface ReapReport {
 
 /** The region layer's user word that holds the head of the agent-area list. */
 export const AGENT_LIST_WORD = 2;
+/**
+ * An arena whose dirty units reach the sweep threshold is swept once it has stayed there this long: units
+ * released and soon carved again (a producer whose slabs its consumers keep emptying) are then never
+ * decommitted and faulted back in between. The idle tick and the idle return sweep whatever is due.
+ */
+export const SWEEP_DELAY_MS = 10;
+
 /** A chain for one owner is flushed to its inbox when it holds this many objects. */
 export const CHAIN_FLUSH = 32;
 /** Slots the chain map starts with; it doubles to fit the largest owner slot seen. */
@@ -192,6 +199,8 @@ export class ArenaHeap {
   quarantinedBytes = 0;
   /** Set once the agent has detached: it may no longer take memory. */
   detached = false;
+  /** Arenas whose dirty units reached the sweep threshold, with the time they did (ms). */
+  private readonly sweepsDue = new Map<number, number>();
   private pendingOwners = new Int32Array(16);
   private pendingCount = 0;
   private readonly scratch = new Float64Array(CHAIN_FLUSH);
@@ -293,6 +302,7 @@ export class ArenaHeap {
       this.drain();
       if (this.current[cls] !== 0) return this.allocClass(cls);
     }
+    if (this.sweepsDue.size !== 0) this.sweepDue(false);
     let slab = this.popPartial(cls);
     if (slab === 0) slab = this.reserveSlab(cls);
     this.setFlags(slab, FLAG_CURRENT, 0);
@@ -841,7 +851,7 @@ export class ArenaHeap {
     } else {
       setBitRange(i32, hb + A_DIRTY_BITS, u, span);
       i32[hb + A_DIRTY_UNITS] += span;
-      if (i32[hb + A_DIRTY_UNITS]! >= this.sweepThreshold) this.sweep(base);
+      if (i32[hb + A_DIRTY_UNITS]! >= this.sweepThreshold && !this.sweepsDue.has(base)) this.sweepsDue.set(base, performance.now());
     }
     if (free === this.usableUnits) this.arenaEmptied(base);
   }
@@ -865,10 +875,30 @@ export class ArenaHeap {
     return hi - lo;
   }
 
+  /**
+   * Sweeps the arenas whose dirty units have stayed at or above the threshold for {@link SWEEP_DELAY_MS}
+   * (all of them with `force`); an arena whose dirty units were carved again below it is let off.
+   * Returns the units decommitted.
+   */
+  sweepDue(force: boolean): number {
+    let swept = 0;
+    const now = force ? 0 : performance.now();
+    for (const [base, since] of this.sweepsDue) {
+      if (!this.arenas.includes(base) || this.i32[(base >>> 2) + A_DIRTY_UNITS]! < this.sweepThreshold) {
+        this.sweepsDue.delete(base);
+      } else if (force || now - since >= SWEEP_DELAY_MS) {
+        this.sweepsDue.delete(base);
+        swept += this.sweep(base);
+      }
+    }
+    return swept;
+  }
+
   /** Decommits every dirty unit of the arena, run by run. Returns the units decommitted. */
   sweep(base: number): number {
     const swept = this.decommitMarked(base, A_DIRTY_BITS);
     this.i32[(base >>> 2) + A_DIRTY_UNITS] = 0;
+    this.sweepsDue.delete(base);
     return swept;
   }
 

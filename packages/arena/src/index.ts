@@ -12,7 +12,7 @@
  */
 export * from './agent-area.js';
 export { SLOT_ADOPTED, SLOT_DETACHED, SLOT_LIVE, SLOT_ORPHANED, type ReapReport } from './arena-heap.js';
-export { AGENT_LIST_WORD, ArenaHeap, CHAIN_FLUSH, CHAIN_MAP_INITIAL, LARGE_ROUND, spanOf, type ArenaStats, type ClassStats, type SpanRetention } from './arena-heap.js';
+export { AGENT_LIST_WORD, ArenaHeap, CHAIN_FLUSH, SWEEP_DELAY_MS, CHAIN_MAP_INITIAL, LARGE_ROUND, spanOf, type ArenaStats, type ClassStats, type SpanRetention } from './arena-heap.js';
 export { CLASS_COUNT, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize } from './size-class.js';
 export {
   ARENA_MAGIC,
