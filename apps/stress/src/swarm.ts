@@ -73,6 +73,7 @@ export interface SwarmOptions {
   lib?: string;
   snapshot: boolean;
   noDetaches: boolean;
+  tolerateKillLeaks: boolean;
   json?: string;
   keepGoing: boolean;
   runTimeoutMs: number;
@@ -90,6 +91,8 @@ export const SWARM_USAGE = `usage: node apps/stress/dist/main.js swarm [options]
   --snapshot        test a private copy of the built packages (a rebuild during a soak does not disturb it)
   --json FILE       write the summary (figures, seeds, failures) as JSON
   --no-detaches     draw no mid-run detaches (the seed draws everything else the same)
+  --tolerate-kill-leaks  a leak in a run that killed workers is reported as known, not a failure (while
+                    the kill/reap leak in docs/RELIABILITY.md is open); ledger, check and pattern failures still fail
   --keep-going      do not stop at the first failing run
   --run-timeout S   a run that takes longer than S seconds fails (default 120)
   --quiet           print failures and the verdict only`;
@@ -104,6 +107,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     keepGoing: false,
     snapshot: false,
     noDetaches: false,
+    tolerateKillLeaks: false,
     runTimeoutMs: 120_000,
     quiet: false,
   };
@@ -134,6 +138,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     else if (flag === '--keep-going') o.keepGoing = true;
     else if (flag === '--snapshot') o.snapshot = true;
     else if (flag === '--no-detaches') o.noDetaches = true;
+    else if (flag === '--tolerate-kill-leaks') o.tolerateKillLeaks = true;
     else if (flag === '--quiet') o.quiet = true;
     else if (flag === '--run-timeout') o.runTimeoutMs = num(flag, value(), 1, 86_400) * 1000;
     else throw new Error(`unknown argument ${JSON.stringify(a)}`);
@@ -528,6 +533,8 @@ export interface SwarmSummary {
   /** Failing runs by kind: ledger (a block lost, duplicated or overwritten), leak (freed blocks that never
    * came back to their owner), check (check() threw), heap-error (an allocator call threw), oom, timeout. */
   failureKinds: Record<string, number>;
+  /** Leaks in runs with kills, reported but not failed under --tolerate-kill-leaks. */
+  knownKillLeaks: { seed: string; reason: string }[];
   totals: Omit<RunFigures, 'seed' | 'config' | 'ok' | 'reason'>;
   byBackend: Record<string, number>;
   byPattern: Record<string, number>;
@@ -555,7 +562,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   };
   const t0 = Date.now();
   const replay = (seed: number) =>
-    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.noDetaches ? ' --no-detaches' : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
+    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.noDetaches ? ' --no-detaches' : ''}${o.tolerateKillLeaks ? ' --tolerate-kill-leaks' : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
   const summary: SwarmSummary = {
     command: `node apps/stress/dist/main.js swarm ${argv.join(' ')}`.trim(),
     base: hex(o.base),
@@ -568,6 +575,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     failures: [],
     totals: { ms: 0, blocks: 0, bytes: 0, frees: 0, reallocs: 0, sent: 0, kills: 0, reaps: 0, releaseLiveReaps: 0, detaches: 0, died: 0, diedBytes: 0, idles: 0, waits: 0, checks: 0, mainFrees: 0, quarantinedBytes: 0 },
     failureKinds: {},
+    knownKillLeaks: [],
     byBackend: {},
     byPattern: {},
     byWorkers: {},
@@ -597,7 +605,11 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     summary.byPattern[config.pattern] = (summary.byPattern[config.pattern] ?? 0) + 1;
     summary.byWorkers[config.workers] = (summary.byWorkers[config.workers] ?? 0) + 1;
     const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed, ${f.detaches} detached, ${f.died} died with a worker, ${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
-    if (f.ok) {
+    if (!f.ok && o.tolerateKillLeaks && config.kills.length > 0 && categorize(f.reason!) === 'leak') {
+      summary.passed++;
+      summary.knownKillLeaks.push({ seed: f.seed, reason: f.reason! });
+      console.log(`${line}: known kill/reap leak (tolerated)\n  seed ${f.seed}: ${f.reason!.split('\n')[0]}`);
+    } else if (f.ok) {
       summary.passed++;
       log(`${line}: ok`);
     } else {
@@ -614,7 +626,8 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   const t = summary.totals;
   const figures = `${summary.runs} runs, ${t.blocks} blocks, ${(t.bytes / MiB / 1024).toFixed(2)} GiB allocated, ${t.sent} sent across agents, ${t.kills} workers killed and reaped, ${t.detaches} detached, ${t.died} blocks died with their worker, 0 lost or duplicated`;
   if (summary.failed === 0) {
-    console.log(`swarm: PASS - ${figures} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    const known = summary.knownKillLeaks.length > 0 ? `, ${summary.knownKillLeaks.length} known kill/reap leaks tolerated (${summary.knownKillLeaks.map((k) => k.seed).join(', ')})` : '';
+    console.log(`swarm: PASS - ${figures}${known} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
     return 0;
   }
   const first = summary.failures[0]!;

@@ -20,10 +20,12 @@ const packages = fileURLToPath(new URL('../../../packages', import.meta.url));
 export const FIXED_SEEDS = ['0x8d4a852a', '0xc4f57283', '0x906019aa', '0x7b071649', '0x036d820c', '0x2d6bc794', '0xc4986e4e'];
 
 /**
- * Flags the CI slice adds while a bug the swarm found is open (e.g. `--no-detaches` while frees to an owner
- * whose adopter had left were stranded: seed 0xd5ab86b8, fixed in 69a6704). None now.
+ * Flags the CI slice adds while a bug the swarm found is open (it ran `--no-detaches` until the adopter bug,
+ * seed 0xd5ab86b8, was fixed in 69a6704). Open now: freed blocks lost when a worker is killed part-way and
+ * reaped (docs/RELIABILITY.md, finding 2; timing-dependent): such a leak is printed with its seed but
+ * does not fail the slice. Ledger, pattern and check() failures still do. Drop the flag when it is fixed.
  */
-const OPEN_BUG_FLAGS: string[] = [];
+const OPEN_BUG_FLAGS: string[] = ['--tolerate-kill-leaks'];
 
 function swarm(args: string[], timeoutMs: number): { status: number | null; out: string } {
   const run = spawnSync(process.execPath, [main, 'swarm', ...args], { encoding: 'utf8', timeout: timeoutMs });
@@ -50,6 +52,7 @@ describe('the swarm', () => {
     console.log(r.out);
     expect(r.status).toBe(0);
     expect(r.out.trimEnd().split('\n').at(-1)).toMatch(/^swarm: PASS - 7 runs, /);
+    expect(r.out).not.toMatch(/known kill\/reap leak.*\n.*seed 0xc4f57283/); // a classic run never kills
   }, 90_000);
 
   it('passes on fresh seeds for 40 s (a failure prints the seed to replay)', () => {
@@ -65,13 +68,16 @@ describe('the swarm', () => {
     // One line of the drain protocol, flipped: after reclaiming a run, jump over the next one.
     const lib = snapshotLib(dest, [{ pkg: 'arena', find: 'reclaimed += this.reclaimRun(run), run = next;', replace: 'reclaimed += this.reclaimRun(run), run = next && this.u32[next >>> 2];' }], packages);
     const t0 = Date.now();
-    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--scale', '0.6', ...OPEN_BUG_FLAGS, '--lib', lib], 80_000);
+    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--scale', '0.6', '--lib', lib], 80_000);
     console.log(r.out);
     expect(r.status).toBe(1);
     const verdict = r.out.trimEnd().split('\n').at(-1)!;
     expect(verdict).toMatch(/^swarm: FAIL - 1 of \d runs failed \(leak 1\); first: seed 0x[0-9a-f]{8}: live bytes at the end: /);
     const seed = /first: seed (0x[0-9a-f]{8})/.exec(verdict)![1]!;
-    const replay = `pnpm stress swarm --seed ${seed} --scale 0.6${OPEN_BUG_FLAGS.map((f) => ` ${f}`).join('')} --lib ${lib}`;
+    // Far more than the open kill/reap leak ever loses (at most about 11 MB in the soak): the planted bug.
+    const [, live, expected] = /live bytes at the end: (\d+), expected (\d+)/.exec(verdict)!;
+    expect(Number(live) - Number(expected)).toBeGreaterThan(50 * 2 ** 20);
+    const replay = `pnpm stress swarm --seed ${seed} --scale 0.6 --lib ${lib}`;
     expect(r.out).toContain(`replay: ${replay}`);
     console.log(`planted bug caught in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     // The printed seed replays the same run, which fails again.
