@@ -9,9 +9,10 @@
  *   0 magic 'PAGT'   1 agent id   2 state (1 live, 2 detached, 3 reaped)   3 owner slot (0: none)
  *   4 next area on the list   5 chain map address (the inline map until it grows)   6 chain map capacity
  *   7 stash entries   8..23 cache count per class   24..39 cache depth per class
+ *   40 flush phase (1 while a chain is being turned into runs and pushed)   41 its owner   42 its objects
  * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
- * committed bytes]).
+ * committed bytes]), then the flush scratch (the up to 32 objects of the chain being flushed).
  */
 import { GRANULE, HeapError, formatAddress, type AddressSpace } from '@paddock/platform';
 
@@ -30,6 +31,9 @@ export const G_MAP_CAP = 6;
 export const G_STASH_COUNT = 7;
 export const G_CACHE_COUNT = 8;
 export const G_CACHE_DEPTH = 24;
+export const G_FLUSH_PHASE = 40;
+export const G_FLUSH_OWNER = 41;
+export const G_FLUSH_COUNT = 42;
 
 /** Slots per class in the cache stacks (the profile's deepest cache). */
 export const CACHE_STRIDE = 512;
@@ -40,7 +44,10 @@ export const INLINE_MAP_OWNERS = 64;
 export const STASH_OFFSET = INLINE_MAP_OFFSET + INLINE_MAP_OWNERS * 8;
 /** Oversized mappings one agent may hold stashed. */
 export const STASH_CAPACITY = 64;
-export const AGENT_AREA_COMMIT = Math.ceil((STASH_OFFSET + STASH_CAPACITY * 12) / 4096) * 4096;
+export const FLUSH_OFFSET = STASH_OFFSET + STASH_CAPACITY * 12;
+/** Objects the flush scratch holds (a chain is flushed at 32). */
+export const FLUSH_CAPACITY = 32;
+export const AGENT_AREA_COMMIT = Math.ceil((FLUSH_OFFSET + FLUSH_CAPACITY * 4) / 4096) * 4096;
 
 /**
  * Reserves, lays out and publishes a new agent area on the list whose head word is at byte `listHead`.

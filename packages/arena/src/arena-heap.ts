@@ -61,8 +61,13 @@ import {
   AGENT_AREA_COMMIT,
   CACHE_STACKS_OFFSET,
   CACHE_STRIDE,
+  FLUSH_CAPACITY,
+  FLUSH_OFFSET,
   G_CACHE_COUNT,
   G_CACHE_DEPTH,
+  G_FLUSH_COUNT,
+  G_FLUSH_OWNER,
+  G_FLUSH_PHASE,
   G_MAP_ADDR,
   G_MAP_CAP,
   G_OWNER_SLOT,
@@ -721,7 +726,16 @@ export class ArenaHeap {
     const list = this.scratch;
     let n = 0;
     const e = this.mapWord + 2 * owner;
-    for (let p = u32[e]!; p !== 0 && n < CHAIN_FLUSH; p = u32[p >>> 2]!) list[n++] = p;
+    const aw = this.agentArea >>> 2;
+    const sw = (this.agentArea + FLUSH_OFFSET) >>> 2;
+    for (let p = u32[e]!; p !== 0 && n < CHAIN_FLUSH; p = u32[p >>> 2]!) {
+      list[n] = p;
+      u32[sw + n] = p; // the scratch a reaper reads if this agent dies before the push
+      n++;
+    }
+    this.i32[aw + G_FLUSH_COUNT] = n;
+    this.i32[aw + G_FLUSH_OWNER] = owner;
+    Atomics.store(this.i32, aw + G_FLUSH_PHASE, 1);
     u32[e] = 0;
     u32[e + 1] = 0;
     // Insertion sort by address: members of one slab become adjacent (n <= 32).
@@ -755,6 +769,7 @@ export class ArenaHeap {
       i = j + 1;
     }
     this.registry.pushInbox(owner, firstTail, prevTail);
+    Atomics.store(this.i32, aw + G_FLUSH_PHASE, 0);
     return n;
   }
 
@@ -1138,29 +1153,42 @@ export class ArenaHeap {
       }
       this.u32[aw + G_CACHE_COUNT + c] = 0;
     }
-    // The chains: walk each, at most its count, stopping at the first node that fails a check.
+    // A chain it was flushing when it died: its objects are in the scratch, the runs not pushed (the push
+    // and the phase reset follow each other with no point between where an agent can be stopped).
+    const flushing = Atomics.load(this.i32, aw + G_FLUSH_PHASE) === 1;
+    const flushOwner = this.i32[aw + G_FLUSH_OWNER]!;
+    const held: number[] = [];
+    if (flushing) {
+      const n = Math.min(this.i32[aw + G_FLUSH_COUNT]!, FLUSH_CAPACITY);
+      for (let i = 0; i < n; i++) {
+        const p = this.u32[((area + FLUSH_OFFSET) >>> 2) + i]!;
+        // Its words may already hold run links: only its slab is checked, not its freed mark.
+        if (this.isLiveObject(p)) held.push(p);
+        else report.lostBlocks++;
+      }
+    }
+    // The chains: walk each to its end (the count may lag the head by one), stopping at the first node
+    // that fails a check. The chain being flushed is in the scratch instead.
     const mapCap = this.i32[aw + G_MAP_CAP]!;
     const map = this.u32[aw + G_MAP_ADDR]!;
     if (mapCap >= INLINE_MAP_OWNERS && mapCap <= 1 << 24 && this.cover(map + mapCap * 8)) {
-      const held: number[] = [];
       for (let o = 1; o < mapCap; o++) {
         const e = (map >>> 2) + 2 * o;
-        const count = this.u32[e + 1]!;
         let p = this.u32[e]!;
-        for (let k = 0; k < count && k < CHAIN_FLUSH && p !== 0; k++) {
-          if (!this.isHeldFreed(p)) {
-            report.lostBlocks += count - k;
-            break;
+        if (!(flushing && o === flushOwner)) {
+          for (let k = 0; k <= CHAIN_FLUSH && p !== 0; k++) {
+            if (!this.isHeldFreed(p)) {
+              report.lostBlocks++;
+              break;
+            }
+            const next = this.u32[p >>> 2]!;
+            held.push(p);
+            p = next;
           }
-          const next = this.u32[p >>> 2]!;
-          held.push(p);
-          p = next;
         }
         this.u32[e] = 0;
         this.u32[e + 1] = 0;
       }
-      for (const p of held) this.freeValidated(p);
-      report.chainObjects = held.length;
       if (map !== area + INLINE_MAP_OFFSET && map % GRANULE === 0 && this.space.isReserved(map, mapCap * 8)) {
         this.space.release(map, Math.ceil((mapCap * 8) / GRANULE) * GRANULE); // its grown chain map
       }
@@ -1169,6 +1197,8 @@ export class ArenaHeap {
       // Its cache and chains went home first (into these very arenas, mostly); now drop what is still live.
       for (const base of adoptedNow) if (this.arenas.includes(base)) report.liveBlocksReleased += this.releaseEverything(base);
     }
+    for (const p of held) this.freeValidated(p);
+    report.chainObjects = held.length;
     this.flushChains();
     this.drain();
     // The dead agent's area keeps its header page (the agent list runs through it); the rest goes back.
@@ -1211,6 +1241,11 @@ export class ArenaHeap {
 
   /** Whether `p` looks like a block held freed (in a cache or chain): in a live slab, aligned, marked. */
   private isHeldFreed(p: number): boolean {
+    return this.isLiveObject(p) && this.i32[(p >>> 2) + 1] === (FREED_MARK ^ p);
+  }
+
+  /** Whether `p` is an object of a slab (small or large) with live objects: in an arena, in a head unit, aligned, below the bump. */
+  private isLiveObject(p: number): boolean {
     if ((p >>> 0) !== p || (p & 31) !== 0 || p === 0 || !this.cover(p + 8)) return false;
     const base = (p & this.arenaMask) >>> 0;
     const hb = base >>> 2;
@@ -1221,11 +1256,10 @@ export class ArenaHeap {
     const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
     return (
       (info & STATE_MASK) === STATE_HEAD &&
-      cls < CLASS_COUNT &&
+      (cls < CLASS_COUNT || cls === LARGE_CLASS) &&
       ((p - base - (u << UNIT_SHIFT)) & ((32 << cls) - 1)) === 0 &&
       this.i32[ri + R_LIVE]! > 0 &&
-      p < this.u32[ri + R_BUMP]! &&
-      this.i32[(p >>> 2) + 1] === (FREED_MARK ^ p)
+      p < this.u32[ri + R_BUMP]!
     );
   }
 
