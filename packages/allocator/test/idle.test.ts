@@ -164,3 +164,26 @@ describe('reaping an agent that died', () => {
     expect(s.committedBytes - baseline).toBeLessThanOrEqual(s.quarantinedBytes + 36 * 1024);
   });
 });
+
+describe('an agent that died while opening a region', () => {
+  it('the reaper lists the region and releases the arena it never laid out', async () => {
+    const heap = createHeap({ maxBytes: 1 << 30 });
+    const blocks: number[] = [];
+    for (let i = 0; i < 31; i++) blocks.push(heap.malloc(heap.largeMax)); // one whole arena each: the region is full
+    expect(heap.engine.regions.regionList()).toHaveLength(1);
+    const w = startWorker('die-opening-region.mjs', { handle: heap.handle });
+    const dying = await nextMessage<{ kind: string; agentId: number; region: number }>(w, (m) => m.kind === 'dying');
+    await new Promise((r) => w.once('exit', r));
+    expect(heap.engine.regions.regionList()).toHaveLength(1); // the dead agent never listed it
+    expect(heap.space.isReserved(dying.region, 64 << 20)).toBe(true);
+    heap.reap(dying.agentId);
+    expect(heap.engine.regions.regionList()).toContain(dying.region);
+    expect(heap.engine.regions.isCarved(dying.region + (2 << 20))).toBe(false); // its slot 1 is free again
+    heap.check();
+    const p = heap.malloc(64 * 1024); // the heap grows into it
+    expect(heap.engine.regions.regionList()).toHaveLength(2);
+    heap.free(p);
+    for (const b of blocks) heap.free(b);
+    heap.check();
+  });
+});

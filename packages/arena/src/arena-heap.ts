@@ -70,6 +70,8 @@ import {
   G_FLUSH_PHASE,
   G_MAP_ADDR,
   G_MAP_CAP,
+  G_OPENING_ARENA,
+  G_OPENING_REGION,
   G_OWNER_SLOT,
   G_STATE,
   INLINE_MAP_OFFSET,
@@ -229,6 +231,7 @@ export class ArenaHeap {
     this.viewBytes = space.viewBytes;
     this.agentArea = createAgentArea(space, regions.userWord(AGENT_LIST_WORD), space.agentId);
     this.sync();
+    regions.progressWord = this.agentArea + G_OPENING_REGION * 4;
     this.mapWord = this.u32[(this.agentArea >>> 2) + G_MAP_ADDR]! >>> 2;
     this.mapCap = this.i32[(this.agentArea >>> 2) + G_MAP_CAP]!;
   }
@@ -469,6 +472,7 @@ export class ArenaHeap {
   /** Carves a new arena for this agent (taking an owner slot on the first) and lays out its header. */
   private newArena(): number {
     const base = this.regions.carveArena();
+    Atomics.store(this.i32, (this.agentArea >>> 2) + G_OPENING_ARENA, base | 0); // for a reaper, until the magic
     if (this.slot === 0) {
       this.slot = this.registry.takeOwnerSlot();
       this.inbox = this.registry.inboxAddress(this.slot) >>> 2;
@@ -487,6 +491,7 @@ export class ArenaHeap {
     i32[hb + A_UNITS] = this.units;
     i32[hb + A_UNIT_BITS] = (1 << HEADER_UNITS) - 1;
     Atomics.store(i32, hb + A_MAGIC, ARENA_MAGIC);
+    Atomics.store(i32, (this.agentArea >>> 2) + G_OPENING_ARENA, 0);
     this.arenas.push(base);
     return base;
   }
@@ -1112,6 +1117,13 @@ export class ArenaHeap {
       quarantinedBytes: 0,
       liveBlocksReleased: 0,
     };
+    // A region it was opening, or an arena it was laying out, when it died: list or release them.
+    const opening = this.u32[aw + G_OPENING_REGION]!;
+    if (opening !== 0 && this.regions.recoverRegion(opening) === 'pushed') this.releaseUnlaidArena(opening + this.arenaBytes);
+    const openingArena = this.u32[aw + G_OPENING_ARENA]!;
+    if (openingArena !== 0) this.releaseUnlaidArena(openingArena);
+    this.u32[aw + G_OPENING_REGION] = 0;
+    this.u32[aw + G_OPENING_ARENA] = 0;
     const dead = this.i32[aw + G_OWNER_SLOT]!;
     const quarantinedBefore = this.quarantinedBytes;
     let adoptedNow: number[] = [];
@@ -1237,6 +1249,13 @@ export class ArenaHeap {
       u += span;
     }
     return dropped;
+  }
+
+  /** Releases a carved arena that nobody laid out (no magic): a dead agent carved it and died. */
+  private releaseUnlaidArena(base: number): void {
+    if (base % this.arenaBytes !== 0 || !this.regions.isCarved(base)) return;
+    if (this.cover(base + 16) && Atomics.load(this.i32, (base >>> 2) + A_MAGIC) === ARENA_MAGIC) return;
+    this.regions.releaseArena(base);
   }
 
   /** Whether `p` looks like a block held freed (in a cache or chain): in a live slab, aligned, marked. */

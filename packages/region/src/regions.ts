@@ -77,6 +77,12 @@ export class Regions {
   private readonly hw: number;
   /** Most regions the space can hold: bounds every walk, so a corrupted cycle cannot spin forever. */
   private readonly maxRegions: number;
+  /**
+   * Byte address of an Int32 word (0: none) where this agent records the region it is opening, from its
+   * reservation until it is on the list: if the agent dies in between, a reaper finds it there and
+   * {@link recoverRegion} lists or releases it. Set by the layer that keeps per-agent state in the buffer.
+   */
+  progressWord = 0;
   /** This agent's current region (0 = none yet). */
   private current = 0;
   /** Per region index (`base / regionBytes`): 1 once this agent has seen that region on the list. */
@@ -309,10 +315,12 @@ export class Regions {
       if (err instanceof HeapError && err.code === 'OUT_OF_MEMORY') return 0;
       throw err;
     }
+    if (this.progressWord !== 0) Atomics.store(space.i32, this.progressWord >>> 2, r | 0);
     try {
       space.commit(r, PAGE_SIZE);
     } catch (err) {
       space.release(r, this.regionBytes);
+      if (this.progressWord !== 0) Atomics.store(space.i32, this.progressWord >>> 2, 0);
       throw err;
     }
     const i32 = space.i32;
@@ -328,9 +336,38 @@ export class Regions {
       if (Atomics.compareExchange(i32, head, old, r | 0) === old) break;
     }
     Atomics.add(i32, this.hw + H_REGION_COUNT, 1);
+    if (this.progressWord !== 0) Atomics.store(space.i32, this.progressWord >>> 2, 0);
     this.known[r / this.regionBytes] = 1;
     this.current = r;
     return (r + this.arenaBytes) >>> 0;
+  }
+
+  /**
+   * For a reaper: the region at `r` that a dead agent was opening (read from its progress word). If it is
+   * on the list, nothing is done. If its header was written, it is pushed onto the list (its slot 1 stays
+   * claimed: the caller releases that arena if the dead agent never laid it out). Otherwise its range is
+   * released. Never call this for an agent that may still be running.
+   */
+  recoverRegion(r: number): 'listed' | 'pushed' | 'released' | 'none' {
+    const space = this.space;
+    if (!Number.isInteger(r) || r <= 0 || r % this.regionBytes !== 0 || r + this.regionBytes > space.maxBytes) return 'none';
+    if (this.regionList().includes(r)) return 'listed';
+    if (!space.isReserved(r, this.regionBytes)) return 'none';
+    const b = r >>> 2;
+    if (space.isCommitted(r, PAGE_SIZE) && space.covers(r + PAGE_SIZE) && space.i32[b + R_MAGIC] === REGION_MAGIC && space.i32[b + R_REGION_BYTES] === this.regionBytes) {
+      const i32 = space.i32;
+      const head = this.hw + H_LIST_HEAD;
+      for (;;) {
+        const old = Atomics.load(i32, head);
+        Atomics.store(i32, b + R_NEXT, old);
+        if (Atomics.compareExchange(i32, head, old, r | 0) === old) break;
+      }
+      Atomics.add(i32, this.hw + H_REGION_COUNT, 1);
+      this.known[r / this.regionBytes] = 1;
+      return 'pushed';
+    }
+    space.release(r, this.regionBytes);
+    return 'released';
   }
 
   private listHead(): number {
