@@ -255,7 +255,7 @@ function main(): void {
     L.push('');
   }
   if (doc.targets.length > 0) {
-    L.push('The bench\'s standing targets for Paddock (issue 2):');
+    L.push('The bench\'s standing targets for Paddock (issue 4):');
     L.push('');
     L.push(
       table(
