@@ -30,7 +30,6 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
   readonly space: AddressSpace;
   /** The pool itself. */
   readonly pool: ClassicPool;
-  private timer: ReturnType<typeof setTimeout> | null = null;
   private interval = TICK_MIN_MS;
   private detached = false;
 
@@ -113,21 +112,6 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
   tick(): number {
     this.interval = this.pool.tick();
     return this.interval;
-  }
-  startIdle(): void {
-    if (this.timer !== null) return;
-    const visit = () => {
-      this.timer = null;
-      if (this.detached) return;
-      this.timer = setTimeout(visit, this.tick());
-      (this.timer as { unref?: () => void }).unref?.();
-    };
-    this.timer = setTimeout(visit, this.interval);
-    (this.timer as { unref?: () => void }).unref?.();
-  }
-  stopIdle(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
   }
   returnIdle(): void {
     this.pool.returnIdle();

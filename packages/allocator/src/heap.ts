@@ -51,7 +51,6 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   private interval = TICK_MIN_MS;
   private idleReturned = false;
   private waitReturned = false;
-  private timer: ReturnType<typeof setTimeout> | null = null;
   private detached = false;
   private readonly regions: Regions;
 
@@ -250,26 +249,6 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
       this.idleReturned = true;
     }
     return this.interval;
-  }
-
-  /** Runs {@link tick} on this agent's event loop with unref'd timers (they never keep a process alive). */
-  startIdle(): void {
-    if (this.timer !== null) return;
-    const visit = () => {
-      this.timer = null;
-      if (this.detached) return;
-      const ms = this.tick();
-      this.timer = setTimeout(visit, ms);
-      (this.timer as { unref?: () => void }).unref?.();
-    };
-    this.timer = setTimeout(visit, this.interval);
-    (this.timer as { unref?: () => void }).unref?.();
-  }
-
-  /** Stops the idle timers. */
-  stopIdle(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
   }
 
   /**

@@ -1,12 +1,37 @@
 /**
  * What every backend's heap offers the same way: views of the heap that are always current (refreshed on
- * access when another agent grew the buffer), and this agent's id.
+ * access when another agent grew the buffer), this agent's id, and the idle tick run on the event loop.
  */
 import type { AddressSpace } from '@paddock/platform';
+import { TICK_MIN_MS } from './types.js';
 
 export abstract class HeapViews {
   /** The address space underneath (views, reserve, commit). */
   abstract readonly space: AddressSpace;
+  /** One idle visit; returns the milliseconds until the next. */
+  abstract tick(): number;
+  /** Whether the agent has left the heap (its idle timers then stop). */
+  abstract readonly isDetached: boolean;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /** Runs {@link tick} on this agent's event loop with unref'd timers (they never keep a process alive). */
+  startIdle(): void {
+    if (this.idleTimer !== null) return;
+    const visit = () => {
+      this.idleTimer = null;
+      if (this.isDetached) return;
+      this.idleTimer = setTimeout(visit, this.tick());
+      (this.idleTimer as { unref?: () => void }).unref?.();
+    };
+    this.idleTimer = setTimeout(visit, TICK_MIN_MS);
+    (this.idleTimer as { unref?: () => void }).unref?.();
+  }
+
+  /** Stops the idle timers. */
+  stopIdle(): void {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+  }
 
   /** This agent's id in the heap (what `reap` takes for an agent that died). */
   get agentId(): number {
