@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { GRANULE, createAddressSpace } from '@paddock/platform';
 import { Regions, USABLE_SLOTS_PER_REGION } from '@paddock/region';
-import { runWorkers } from './helpers.js';
+import { runWorkers } from '../../../tools/test-utils/workers.js';
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { PAGE_SIZE, createAddressSpace, type AddressSpace } from '@paddock/platform';
 import { INBOXES_PER_SEGMENT, Registry, SEGMENT_RESERVE_BYTES } from '@paddock/registry';
-import { runWorkers } from './helpers.js';
+import { runWorkers } from '../../../tools/test-utils/workers.js';
 
 const GiB = 2 ** 30;
 

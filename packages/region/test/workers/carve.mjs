@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openAddressSpace } from '@paddock/platform';
 import { Regions } from '@paddock/region';
-import { round, startTogether } from './start.mjs';
+import { round, startTogether } from '../../../../tools/test-utils/start.mjs';
 
 const { handle, sync, count, carves } = workerData;
 const regions = Regions.open(openAddressSpace(handle));

@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openAddressSpace } from '@paddock/platform';
 import { Regions } from '@paddock/region';
-import { startTogether } from './start.mjs';
+import { startTogether } from '../../../../tools/test-utils/start.mjs';
 
 const { handle, sync, count, index, rounds, hold, owners } = workerData;
 const space = openAddressSpace(handle);

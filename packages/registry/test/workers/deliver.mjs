@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openAddressSpace } from '@paddock/platform';
 import { Registry } from '@paddock/registry';
-import { barrier, startTogether } from './start.mjs';
+import { barrier, startTogether } from '../../../../tools/test-utils/start.mjs';
 
 const { handle, sync, count, index, batches, scratch, mailbox } = workerData;
 const space = openAddressSpace(handle);

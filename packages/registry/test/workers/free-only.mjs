@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openAddressSpace } from '@paddock/platform';
 import { Registry } from '@paddock/registry';
-import { startTogether } from './start.mjs';
+import { startTogether } from '../../../../tools/test-utils/start.mjs';
 
 const { handle, sync, count, index, batches, scratch, target } = workerData;
 const space = openAddressSpace(handle);

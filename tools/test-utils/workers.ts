@@ -1,3 +1,4 @@
+// Test utilities shared by the packages' worker tests: start a set of workers together and collect what each posts.
 import { Worker } from 'node:worker_threads';
 
 /** Sync words shared with test workers: [ready, go, running, phase barrier, phase barrier 2]. */
