@@ -10,7 +10,7 @@
  *   4 next area on the list   5 chain map address (the inline map until it grows)   6 chain map capacity
  *   7 stash entries   8..23 cache count per class   24..39 cache depth per class
  *   40 flush phase (1 while a chain is being turned into runs and pushed)   41 its owner   42 its objects
- *   43 a region being opened   44 an arena being laid out (both 0 when none)
+ *   43 a region being opened   44 an arena being laid out   45 a cached block being sent home (0 when none)
  * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
  * committed bytes]), then the flush scratch (the up to 32 objects of the chain being flushed).
@@ -39,6 +39,8 @@ export const G_FLUSH_COUNT = 42;
 export const G_OPENING_REGION = 43;
 /** An arena this agent carved and is laying out (no magic yet), for a reaper. */
 export const G_OPENING_ARENA = 44;
+/** A block the thread cache is sending home right now (off the cache, maybe not yet on a list), for a reaper. */
+export const G_ROUTING = 45;
 
 /** Slots per class in the cache stacks (the profile's deepest cache). */
 export const CACHE_STRIDE = 512;

@@ -73,6 +73,7 @@ import {
   G_OPENING_ARENA,
   G_OPENING_REGION,
   G_OWNER_SLOT,
+  G_ROUTING,
   G_STATE,
   INLINE_MAP_OFFSET,
   INLINE_MAP_OWNERS,
@@ -1209,6 +1210,10 @@ export class ArenaHeap {
       // Its cache and chains went home first (into these very arenas, mostly); now drop what is still live.
       for (const base of adoptedNow) if (this.arenas.includes(base)) report.liveBlocksReleased += this.releaseEverything(base);
     }
+    // A cached block it was sending home when it died: off the cache, maybe not yet on a chain or free list.
+    const routing = this.u32[aw + G_ROUTING]!;
+    if (routing !== 0 && !held.includes(routing) && this.isHeldFreed(routing) && !this.onFreeList(routing)) held.push(routing);
+    this.u32[aw + G_ROUTING] = 0;
     for (const p of held) this.freeValidated(p);
     report.chainObjects = held.length;
     this.flushChains();
@@ -1256,6 +1261,15 @@ export class ArenaHeap {
     if (base % this.arenaBytes !== 0 || !this.regions.isCarved(base)) return;
     if (this.cover(base + 16) && Atomics.load(this.i32, (base >>> 2) + A_MAGIC) === ARENA_MAGIC) return;
     this.regions.releaseArena(base);
+  }
+
+  /** Whether `p` is on its slab's free list (a bounded walk). */
+  private onFreeList(p: number): boolean {
+    const base = (p & this.arenaMask) >>> 0;
+    const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT);
+    let steps = 0;
+    for (let q = this.u32[ri + R_FREE]!; q !== 0 && steps < 1024; q = this.u32[q >>> 2]!, steps++) if (q === p) return true;
+    return false;
   }
 
   /** Whether `p` looks like a block held freed (in a cache or chain): in a live slab, aligned, marked. */

@@ -2,7 +2,7 @@
  * Per-class stacks in this agent's area of the shared buffer (so a reaper can recover the blocks of an
  * agent that died). Only the owning agent writes them; the blocks in them stay live in their slabs.
  */
-import { CACHE_STACKS_OFFSET, CACHE_STRIDE, CLASS_COUNT, G_CACHE_COUNT, G_CACHE_DEPTH, type ArenaHeap } from '@paddock/arena';
+import { CACHE_STACKS_OFFSET, CACHE_STRIDE, CLASS_COUNT, G_CACHE_COUNT, G_CACHE_DEPTH, G_ROUTING, type ArenaHeap } from '@paddock/arena';
 
 /** What {@link ThreadCache.stats} reports. */
 export interface CacheStats {
@@ -22,6 +22,8 @@ export class ThreadCache {
   private readonly depthWord: number;
   /** Int32 index of class 0's stack; class c's starts CACHE_STRIDE words further per class. */
   private readonly stackWord: number;
+  /** Int32 index of the agent area's routing word. */
+  private readonly routingWord: number;
 
   /** `depths[i]` is the most blocks class i may hold (from the profile, at most 512). */
   constructor(arena: ArenaHeap, depths: readonly number[]) {
@@ -30,6 +32,7 @@ export class ThreadCache {
     this.countWord = aw + G_CACHE_COUNT;
     this.depthWord = aw + G_CACHE_DEPTH;
     this.stackWord = (arena.agentArea + CACHE_STACKS_OFFSET) >>> 2;
+    this.routingWord = aw + G_ROUTING;
     const i32 = arena.i32;
     for (let c = 0; c < CLASS_COUNT; c++) {
       const d = depths[c] ?? 0;
@@ -72,8 +75,12 @@ export class ThreadCache {
       const n = this.arena.u32[this.countWord + c]!;
       for (let i = n - 1; i >= 0; i--) {
         const p = this.arena.u32[this.stackWord + c * CACHE_STRIDE + i]!;
-        this.arena.u32[this.countWord + c] = i; // taken off before it is routed, so a throw leaves no duplicate
+        // Taken off before it is routed (a throw leaves no duplicate), and named in the routing word until it
+        // is on a list, so a reaper finds it if this agent dies in between.
+        this.arena.u32[this.routingWord] = p;
+        this.arena.u32[this.countWord + c] = i;
         this.arena.freeValidated(p);
+        this.arena.u32[this.routingWord] = 0;
       }
       sent += n;
     }
