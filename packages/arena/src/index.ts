@@ -2,17 +2,37 @@
  * @packageDocumentation
  * `@paddock/arena`: the arena layer. An agent carves arenas (8 MiB, or 2 MiB for small heaps) from the
  * shared regions and cuts them into 16 KiB units; a slab of one size class (32 B to 1 MiB) takes one
- * unit, or 2-64 units for the block classes. The owner allocates from its current slab (free list, then
+ * unit, or 2-64 units for the block classes, and a large object (up to the arena's usable size) a run of
+ * units of its own. The owner allocates from its current slab (free list, then
  * bump), refills from its inbox, its partial slabs, a new slab, a new arena. Another agent never touches
  * an owner's lists: it batches its frees per owner and pushes them, one run per slab, onto the owner's
  * inbox with one CAS; the owner checks every run before it splices it back. Nothing sits in front of an
  * object: `p & ~(arenaBytes - 1)` finds its arena, and the arena's header finds the rest.
  *
+ * Whatever another agent must reach of this one (its cache, its pending chains, its stash, what it is in the
+ * middle of) lives in its agent area in the buffer, so a detached agent's arenas are adopted and a dead
+ * one's reaped, with half-updated slabs quarantined rather than trusted.
+ *
  * See docs/design/arena.md.
  */
 export * from './agent-area.js';
-export { SLOT_ADOPTED, SLOT_DETACHED, SLOT_LIVE, SLOT_ORPHANED, type ReapReport } from './arena-heap.js';
-export { AGENT_LIST_WORD, ArenaHeap, CHAIN_FLUSH, SWEEP_DELAY_MS, CHAIN_MAP_INITIAL, LARGE_ROUND, spanOf, type ArenaStats, type ClassStats, type SpanRetention } from './arena-heap.js';
+export {
+  AGENT_LIST_WORD,
+  ArenaHeap,
+  CHAIN_FLUSH,
+  CHAIN_MAP_INITIAL,
+  LARGE_ROUND,
+  SLOT_ADOPTED,
+  SLOT_DETACHED,
+  SLOT_LIVE,
+  SLOT_ORPHANED,
+  SWEEP_DELAY_MS,
+  spanOf,
+  type ArenaStats,
+  type ClassStats,
+  type ReapReport,
+  type SpanRetention,
+} from './arena-heap.js';
 export { CLASS_COUNT, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize } from './size-class.js';
 export {
   ARENA_MAGIC,
