@@ -797,6 +797,8 @@ export class ArenaHeap {
     let run = this.registry.takeInbox(slot) >>> 0;
     let reclaimed = 0;
     while (run !== 0) {
+      // The run may lie past this agent's views (another agent grew the buffer): reach it before reading it.
+      if (!this.cover(run + 12)) badRun(run, 'the tail lies outside the heap');
       const next = this.u32[run >>> 2]!;
       reclaimed += this.reclaimRun(run);
       run = next;
