@@ -70,7 +70,7 @@ const PATTERNS: Pattern[] = ['ring', 'producer-consumer', 'all-to-all'];
 export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }): RunConfig {
   const r = rng(subSeed(seed, 1000));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  const workers = 1 + Math.floor(r() * 8);
+  let workers = 1 + Math.floor(r() * 8);
   let backend: Backend = r() < 0.7 ? 'pool_arena' : 'pool_classic';
   if (only?.backend) backend = only.backend;
   const profile = 1 + Math.floor(r() * 10);
@@ -92,6 +92,13 @@ export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }
     const atOp = Math.floor(r() * ops * 0.9);
     if (workers > 1 && d < 0.12) detaches.push({ worker: w, atOp });
     else if (backend === 'pool_arena' && workers > 1 && d < 0.3) kills.push({ worker: w, atOp });
+  }
+  // A 256 MiB heap holds at most 93 arenas of 2 MiB: nine agents each keeping a few partly used arenas of
+  // their own exhaust it (seen in soaks: every slot carved, all by live agents). Such a heap gets at most 4
+  // workers; every draw above is made as before, so the other runs of a seed replay unchanged.
+  if (heapBytes < 1024 * MiB && workers > 4) {
+    workers = 4;
+    for (const list of [detaches, kills]) for (let i = list.length - 1; i >= 0; i--) if (list[i]!.worker > workers) list.splice(i, 1);
   }
   // Leave at least one worker that runs to the end.
   while (detaches.length + kills.length >= workers && workers > 0) (kills.length > 0 ? kills : detaches).pop();

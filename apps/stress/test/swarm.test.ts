@@ -21,11 +21,10 @@ export const FIXED_SEEDS = ['0x8d4a852a', '0xc4f57283', '0x906019aa', '0x7b07164
 
 /**
  * Flags the CI slice adds while a bug the swarm found is open (it ran `--no-detaches` until the adopter bug,
- * seed 0xd5ab86b8, was fixed in 69a6704). Open now: freed blocks lost when a worker is killed part-way and
- * reaped (docs/RELIABILITY.md, finding 2; timing-dependent): such a leak is printed with its seed but
- * does not fail the slice. Ledger, pattern and check() failures still do. Drop the flag when it is fixed.
+ * seed 0xd5ab86b8, was fixed in 69a6704, and `--tolerate-kill-leaks` until the kill/reap leaks were fixed in
+ * 4d8a2ea and 13d093c; docs/RELIABILITY.md). None is open now.
  */
-const OPEN_BUG_FLAGS: string[] = ['--tolerate-kill-leaks'];
+const OPEN_BUG_FLAGS: string[] = [];
 
 function swarm(args: string[], timeoutMs: number): { status: number | null; out: string } {
   const run = spawnSync(process.execPath, [main, 'swarm', ...args], { encoding: 'utf8', timeout: timeoutMs });

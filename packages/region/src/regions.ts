@@ -5,7 +5,7 @@
  *
  *   0 magic 'PDRH'   1 version   2 regionBytes   3 arenaBytes   4 unitBytes   5 unitsPerArena
  *   6 maxBytes of the space in granules   7 region list head (newest region, 0 = none)
- *   8 regions pushed   9..31 reserved (0)   32..63 user words for upper layers ({@link Regions.userWord})
+ *   8 regions pushed   9 regions being opened now   10..31 reserved (0)   32..63 user words ({@link Regions.userWord})
  *
  * Region header (at the region's base, inside slot 0; first page committed), Int32 words:
  *
@@ -36,6 +36,10 @@ const H_UNITS_PER_ARENA = 5;
 const H_SPACE_GRANULES = 6;
 const H_LIST_HEAD = 7;
 const H_REGION_COUNT = 8;
+/** Regions being opened right now (reserved, not yet on the list), by any agent. */
+const H_OPENING = 9;
+/** Walks the last carve retries while other agents are still opening regions, before it says out of memory. */
+const OPENING_RETRIES = 2000;
 const H_USER = 32;
 /** User words an upper layer may keep in the heap header. */
 export const USER_WORDS = 32;
@@ -190,6 +194,12 @@ export class Regions {
     if (arena !== 0) return arena;
     arena = this.walkAndClaim(0); // a slot may have been released while we looked for room
     if (arena !== 0) return arena;
+    // Another agent may hold the last free range, reserved but not yet listed: its region will be there in a
+    // moment, so walk again (bounded; nothing waits) before saying there is no room.
+    for (let i = 0; i < OPENING_RETRIES && Atomics.load(this.space.i32, this.hw + H_OPENING) > 0; i++) {
+      arena = this.walkAndClaim(0);
+      if (arena !== 0) return arena;
+    }
     throw this.outOfMemory();
   }
 
@@ -309,9 +319,11 @@ export class Regions {
   private openRegion(): number {
     const space = this.space;
     let r: number;
+    Atomics.add(space.i32, this.hw + H_OPENING, 1);
     try {
       r = space.reserve(this.regionBytes, this.regionBytes);
     } catch (err) {
+      Atomics.sub(space.i32, this.hw + H_OPENING, 1);
       if (err instanceof HeapError && err.code === 'OUT_OF_MEMORY') return 0;
       throw err;
     }
@@ -321,6 +333,7 @@ export class Regions {
     } catch (err) {
       space.release(r, this.regionBytes);
       if (this.progressWord !== 0) Atomics.store(space.i32, this.progressWord >>> 2, 0);
+      Atomics.sub(space.i32, this.hw + H_OPENING, 1);
       throw err;
     }
     const i32 = space.i32;
@@ -337,6 +350,7 @@ export class Regions {
     }
     Atomics.add(i32, this.hw + H_REGION_COUNT, 1);
     if (this.progressWord !== 0) Atomics.store(space.i32, this.progressWord >>> 2, 0);
+    Atomics.sub(i32, this.hw + H_OPENING, 1);
     this.known[r / this.regionBytes] = 1;
     this.current = r;
     return (r + this.arenaBytes) >>> 0;
@@ -352,6 +366,8 @@ export class Regions {
     const space = this.space;
     if (!Number.isInteger(r) || r <= 0 || r % this.regionBytes !== 0 || r + this.regionBytes > space.maxBytes) return 'none';
     if (this.regionList().includes(r)) return 'listed';
+    // The dead agent counted itself as opening a region and never got to uncount itself.
+    if (Atomics.load(space.i32, this.hw + H_OPENING) > 0) Atomics.sub(space.i32, this.hw + H_OPENING, 1);
     if (!space.isReserved(r, this.regionBytes)) return 'none';
     const b = r >>> 2;
     if (space.isCommitted(r, PAGE_SIZE) && space.covers(r + PAGE_SIZE) && space.i32[b + R_MAGIC] === REGION_MAGIC && space.i32[b + R_REGION_BYTES] === this.regionBytes) {
