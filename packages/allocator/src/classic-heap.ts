@@ -16,12 +16,11 @@ import {
 } from '@paddock/platform';
 import { ClassicPool, TICK_MAX_MS as CLASSIC_TICK_MAX_MS } from '@paddock/pool-classic';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
-import { HeapViews } from './views.js';
+import { HANDLE_VERSION, HeapViews, checkHandle } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type Heap, type HeapHandle, type HeapOptions, type HeapStats } from './types.js';
 
 /** This backend's name. */
 export const CLASSIC_BACKEND = 'pool_classic';
-const HANDLE_VERSION = 1;
 
 export class ClassicBackedHeap extends HeapViews implements Heap {
   readonly handle: HeapHandle;
@@ -151,13 +150,7 @@ export function createClassicHeap(options: HeapOptions = {}, retain = false): Cl
 
 /** Attaches this agent to a classic-pool heap. */
 export function attachClassicHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): ClassicBackedHeap {
-  if (handle === null || typeof handle !== 'object' || handle.kind !== 'paddock-heap') {
-    throw new HeapError('BAD_HANDLE', `not a Paddock heap handle: ${describeValue(handle)}`);
-  }
-  if (handle.version !== HANDLE_VERSION) throw new HeapError('BAD_HANDLE', `heap handle version ${describeValue(handle.version)}, this build reads ${HANDLE_VERSION}`);
-  if (handle.backend !== CLASSIC_BACKEND) {
-    throw new HeapError('BAD_HANDLE', `the heap uses backend ${describeValue(handle.backend)}; this heap API is ${CLASSIC_BACKEND}`);
-  }
+  checkHandle(handle, CLASSIC_BACKEND);
   const space = openAddressSpace(handle.space, options);
   return new ClassicBackedHeap(space, ClassicPool.open(space), validateProfile(handle.profile ?? DEFAULT_PROFILE));
 }

@@ -4,7 +4,7 @@
  * current, stats and a full invariant check.
  */
 import type { Heap, HeapHandle, HeapOptions, HeapStats } from './types.js';
-import { HeapViews } from './views.js';
+import { HANDLE_VERSION, HeapViews, checkHandle } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS } from './types.js';
 import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, type ReapReport } from '@paddock/arena';
 import { LargeTier } from '@paddock/large';
@@ -27,7 +27,6 @@ import { Registry } from '@paddock/registry';
 /** This backend's name. */
 export const ARENA_BACKEND = 'pool_arena';
 const BACKEND_CODE = 1;
-const HANDLE_VERSION = 1;
 // Words this layer keeps in the heap header (region layer's user words).
 const U_BACKEND = 0;
 const U_PROFILE = 1;
@@ -382,13 +381,7 @@ export function createArenaHeap(options: HeapOptions = {}): ArenaBackedHeap {
  * @throws HeapError BAD_HANDLE for anything that is not a live Paddock heap handle of this backend.
  */
 export function attachArenaHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): ArenaBackedHeap {
-  if (handle === null || typeof handle !== 'object' || handle.kind !== 'paddock-heap') {
-    throw new HeapError('BAD_HANDLE', `not a Paddock heap handle: ${describeValue(handle)}`);
-  }
-  if (handle.version !== HANDLE_VERSION) throw new HeapError('BAD_HANDLE', `heap handle version ${describeValue(handle.version)}, this build reads ${HANDLE_VERSION}`);
-  if (handle.backend !== ARENA_BACKEND) {
-    throw new HeapError('BAD_HANDLE', `the heap uses backend ${describeValue(handle.backend)}; this heap API is ${ARENA_BACKEND}`);
-  }
+  checkHandle(handle, ARENA_BACKEND);
   const space = openAddressSpace(handle.space, options);
   const regions = Regions.open(space);
   const registry = Registry.open(space);

@@ -2,8 +2,27 @@
  * What every backend's heap offers the same way: views of the heap that are always current (refreshed on
  * access when another agent grew the buffer), this agent's id, and the idle tick run on the event loop.
  */
-import type { AddressSpace } from '@paddock/platform';
-import { TICK_MIN_MS } from './types.js';
+import { HeapError, describeValue, type AddressSpace } from '@paddock/platform';
+import { TICK_MIN_MS, type HeapHandle } from './types.js';
+
+/** The heap handle format every backend writes. */
+export const HANDLE_VERSION = 1;
+
+/**
+ * Checks that `handle` is a Paddock heap handle of this format made by `backend`.
+ * @throws HeapError BAD_HANDLE naming what is wrong.
+ */
+export function checkHandle(handle: HeapHandle, backend: string): void {
+  if (handle === null || typeof handle !== 'object' || handle.kind !== 'paddock-heap') {
+    throw new HeapError('BAD_HANDLE', `not a Paddock heap handle: ${describeValue(handle)}`);
+  }
+  if (handle.version !== HANDLE_VERSION) {
+    throw new HeapError('BAD_HANDLE', `heap handle version ${describeValue(handle.version)}, this build reads ${HANDLE_VERSION}`);
+  }
+  if (handle.backend !== backend) {
+    throw new HeapError('BAD_HANDLE', `the heap uses backend ${describeValue(handle.backend)}; this heap API is ${backend}`);
+  }
+}
 
 export abstract class HeapViews {
   /** The address space underneath (views, reserve, commit). */
