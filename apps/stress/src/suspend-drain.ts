@@ -12,6 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { createHeap, type Heap } from '@paddock/allocator';
 import { rss } from '@paddock/platform';
 import type { AgentReport, ToMain, ToWorker } from './suspend-drain-protocol.js';
+import { numberArg, splitFlag } from './args.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -53,16 +54,10 @@ export const SUSPEND_DRAIN_USAGE = `usage: node apps/stress/dist/main.js suspend
 export function parseSuspendDrainArgs(args: string[]): SuspendDrainOptions {
   const o = { ...SUSPEND_DRAIN_DEFAULTS };
   let timeoutGiven = false;
-  const num = (flag: string, v: string | undefined, min: number, max: number): number => {
-    const n = Number(v);
-    if (v === undefined || v.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-      throw new Error(`${flag} needs a number from ${min} to ${max}, got ${v === undefined ? 'nothing' : JSON.stringify(v)}`);
-    }
-    return n;
-  };
+  const num = numberArg;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const [flag, inline] = splitFlag(a);
     const value = () => (inline !== undefined ? inline : args[++i]);
     if (flag === '--rounds') {
       const n = num(flag, value(), 1, 1000);

@@ -57,6 +57,7 @@ import {
   type ToSwarmWorker,
   type WorkerFigures,
 } from './swarm-protocol.js';
+import { numberArg, splitFlag } from './args.js';
 
 const MiB = 1 << 20;
 
@@ -111,16 +112,10 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     runTimeoutMs: 120_000,
     quiet: false,
   };
-  const num = (flag: string, v: string | undefined, min: number, max: number): number => {
-    const n = v !== undefined && /^0x[0-9a-f]+$/i.test(v.trim()) ? parseInt(v.trim(), 16) : Number(v);
-    if (v === undefined || v.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-      throw new Error(`${flag} needs a number from ${min} to ${max}, got ${v === undefined ? 'nothing' : JSON.stringify(v)}`);
-    }
-    return n;
-  };
+  const num = numberArg;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const [flag, inline] = splitFlag(a);
     const value = () => (inline !== undefined ? inline : args[++i]);
     if (flag === '--seed' || flag === '--seeds') {
       const v = value();
