@@ -2,15 +2,18 @@
  * A private copy of the built Paddock packages for the swarm to test: every `packages/* /dist` file is
  * copied and its `@paddock/...` imports are pointed at the copies (the page-return addon comes along), so
  * a long soak is not disturbed by a rebuild, and a test can plant a bug in the copy without touching the
- * sources. `patches` are textual replacements applied to one package's `dist/index.js`.
+ * sources. `patches` are textual replacements applied to one built file of one package (the allocator's
+ * `dist/pool-arena.js` carries the arena and the layers between, bundled from their sources).
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface LibPatch {
-  /** The package folder under packages/, e.g. 'arena'. */
+  /** The package folder under packages/, e.g. 'allocator'. */
   pkg: string;
+  /** The file in its dist/ (default `index.js`). */
+  file?: string;
   find: string | RegExp;
   replace: string;
 }
@@ -37,9 +40,9 @@ export function snapshotLib(dest: string, patches: LibPatch[] = [], root = packa
       let text = readFileSync(join(dist, f), 'utf8');
       text = text.replace(/from (['"])@paddock\/([a-z-]+)\1/g, (_m, q: string, name: string) => `from ${q}../../${name}/dist/index.js${q}`);
       for (const p of patches) {
-        if (p.pkg !== pkg || f !== 'index.js') continue;
+        if (p.pkg !== pkg || f !== (p.file ?? 'index.js')) continue;
         const hits = typeof p.find === 'string' ? text.split(p.find).length - 1 : (text.match(new RegExp(p.find.source, `${p.find.flags.replace('g', '')}g`)) ?? []).length;
-        if (hits !== 1) throw new Error(`patch for ${pkg}/dist/index.js matched ${hits} times, not once: ${String(p.find)}`);
+        if (hits !== 1) throw new Error(`patch for ${pkg}/dist/${f} matched ${hits} times, not once: ${String(p.find)}`);
         text = text.replace(p.find, p.replace);
       }
       writeFileSync(join(out, f), text);

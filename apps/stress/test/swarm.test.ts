@@ -65,7 +65,7 @@ describe('the swarm', () => {
     const dest = mkdtempSync(join(tmpdir(), 'paddock-planted-'));
     temps.push(dest);
     // One line of the drain protocol, flipped: after reclaiming a run, jump over the next one.
-    const lib = snapshotLib(dest, [{ pkg: 'arena', find: 'reclaimed += this.reclaimRun(run), run = next;', replace: 'reclaimed += this.reclaimRun(run), run = next && this.u32[next >>> 2];' }], packages);
+    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-arena.js', find: 'reclaimed += this.reclaimRun(run), run = next;', replace: 'reclaimed += this.reclaimRun(run), run = next && this.u32[next >>> 2];' }], packages);
     const t0 = Date.now();
     const r = swarm(['--seed', FIXED_SEEDS.join(','), '--scale', '0.6', '--lib', lib], 80_000);
     console.log(r.out);

@@ -6,9 +6,9 @@
 import type { Heap, HeapHandle, HeapOptions, HeapStats } from './types.js';
 import { HANDLE_VERSION, HeapViews, checkHandle } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS } from './types.js';
-import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, type ReapReport } from '@paddock/arena';
+import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, type ReapReport } from '@paddock/arena';
 import { LargeTier } from '@paddock/large';
-import { ThreadCache } from '@paddock/thread-cache';
+import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
 import {
   HeapError,
   createAddressSpace,
@@ -44,6 +44,14 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   private cache: ThreadCache;
   private readonly tier: LargeTier;
   private readonly registry: Registry;
+  /**
+   * The arena's address mask and the cache's words (counts, depths, stacks in this agent's area), copied here
+   * so malloc and free read everything they need from this object and one view.
+   */
+  private readonly arenaMask: number;
+  private readonly cacheCount: number;
+  private readonly cacheDepth: number;
+  private readonly cacheStack: number;
   /** Allocations so far; the idle tick compares it with what it saw last time. */
   private activity = 0;
   private seenActivity = 0;
@@ -63,6 +71,11 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     const resolved: ResolvedProfile = resolveProfile(profile, regions.geometry.unitsPerArena);
     this.arena = new ArenaHeap(space, regions, registry, resolved);
     this.cache = new ThreadCache(this.arena, resolved.cacheDepth);
+    // A cache made again by setProfile lies at the same words (they follow from the agent area).
+    this.arenaMask = this.arena.arenaMask;
+    this.cacheCount = this.cache.countWord;
+    this.cacheDepth = this.cache.depthWord;
+    this.cacheStack = this.cache.stackWord;
     this.tier = new LargeTier(space, this.arena, resolved.largeRetention);
     this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: ARENA_BACKEND, space: space.handle };
   }
@@ -100,7 +113,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.activity = (this.activity + 1) | 0; // stays a small integer: a counter that grew into a double would allocate
     if ((size >>> 0) === size && size <= MAX_CLASS_SIZE) {
       const cls = classIndex(size);
-      const p = this.cache.pop(cls);
+      const p = popCached(this.arena.u32, this.cacheCount, this.cacheStack, cls);
       return p !== 0 ? p : this.arena.allocClass(cls);
     }
     return this.mallocAbove(size);
@@ -164,6 +177,18 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
    * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) and leaves the heap as it was.
    */
   free(ptr: number, size?: number): void {
+    // The common case first, inlinable: an unsized free of a small block that the cache takes (a detached
+    // agent's cache has depth 0 and takes none).
+    if (size === undefined) {
+      const u32 = this.arena.u32;
+      const cls = freeableClass(u32, this.arenaMask, ptr);
+      if (cls >= 0 && cls < CLASS_COUNT && pushCached(u32, this.cacheCount, this.cacheDepth, this.cacheStack, cls, ptr)) return;
+    }
+    this.freeChecked(ptr, size);
+  }
+
+  /** Every other free: null, a sized free, a large or oversized block, a full cache, or one to refuse. */
+  private freeChecked(ptr: number, size: number | undefined): void {
     if (ptr === 0) return;
     if (this.detached) throw detachedError();
     const cls = this.arena.validateFree(ptr, size);
@@ -298,6 +323,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.stopIdle();
     this.arena.drain();
     this.cache.flush();
+    this.cache.close(); // from here every free takes freeChecked, which refuses it
     this.arena.flushChains();
     this.arena.drain();
     this.tier.purge();

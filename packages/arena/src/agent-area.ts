@@ -1,60 +1,11 @@
 /**
- * The agent area: what a reaper must reach of one agent, kept in the shared buffer. Every agent that
- * attaches reserves one 64 KiB granule, commits its first 40 KiB and pushes it (one CAS) onto the heap's
- * list of agent areas. It holds the agent's thread cache, its chain map (pending cross-agent frees, per
- * owner slot) and its stash of oversized mappings, so that when a worker dies without detaching, another
- * agent can find and recover all three.
- *
- * Int32 words from the area's base:
- *   0 magic 'PAGT'   1 agent id   2 state (1 live, 2 detached, 3 reaped)   3 owner slot (0: none)
- *   4 next area on the list   5 chain map address (the inline map until it grows)   6 chain map capacity
- *   7 stash entries   8..23 cache count per class   24..39 cache depth per class
- *   40 flush phase (1 while a chain is being turned into runs and pushed)   41 its owner   42 its objects
- *   43 a region being opened   44 an arena being laid out   45 a cached block being sent home (0 when none)
- * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
- * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
- * committed bytes]), then the flush scratch (the up to 32 objects of the chain being flushed).
+ * The agent area: what a reaper must reach of one agent (its thread cache, chain map and stash), kept in the
+ * shared buffer. This file reserves, publishes and finds areas; their word layout is in agent-layout.ts.
  */
 import { GRANULE, HeapError, formatAddress, type AddressSpace } from '@paddock/platform';
+import { AGENT_AREA_COMMIT, AGENT_LIVE, AGENT_MAGIC, G_AGENT_ID, G_MAGIC, G_MAP_ADDR, G_MAP_CAP, G_NEXT, G_STATE, INLINE_MAP_OFFSET, INLINE_MAP_OWNERS } from './agent-layout.js';
 
-export const AGENT_MAGIC = 0x54474150 | 0; // 'PAGT'
-export const AGENT_LIVE = 1;
-export const AGENT_DETACHED = 2;
-export const AGENT_REAPED = 3;
-
-export const G_MAGIC = 0;
-export const G_AGENT_ID = 1;
-export const G_STATE = 2;
-export const G_OWNER_SLOT = 3;
-export const G_NEXT = 4;
-export const G_MAP_ADDR = 5;
-export const G_MAP_CAP = 6;
-export const G_STASH_COUNT = 7;
-export const G_CACHE_COUNT = 8;
-export const G_CACHE_DEPTH = 24;
-export const G_FLUSH_PHASE = 40;
-export const G_FLUSH_OWNER = 41;
-export const G_FLUSH_COUNT = 42;
-/** A region this agent is opening (reserved, not yet on the list), for a reaper. */
-export const G_OPENING_REGION = 43;
-/** An arena this agent carved and is laying out (no magic yet), for a reaper. */
-export const G_OPENING_ARENA = 44;
-/** A block the thread cache is sending home right now (off the cache, maybe not yet on a list), for a reaper. */
-export const G_ROUTING = 45;
-
-/** Slots per class in the cache stacks (the profile's deepest cache). */
-export const CACHE_STRIDE = 512;
-export const CACHE_STACKS_OFFSET = 256;
-export const INLINE_MAP_OFFSET = CACHE_STACKS_OFFSET + 16 * CACHE_STRIDE * 4;
-/** Owners the inline chain map holds before it grows. */
-export const INLINE_MAP_OWNERS = 64;
-export const STASH_OFFSET = INLINE_MAP_OFFSET + INLINE_MAP_OWNERS * 8;
-/** Oversized mappings one agent may hold stashed. */
-export const STASH_CAPACITY = 64;
-export const FLUSH_OFFSET = STASH_OFFSET + STASH_CAPACITY * 12;
-/** Objects the flush scratch holds (a chain is flushed at 32). */
-export const FLUSH_CAPACITY = 32;
-export const AGENT_AREA_COMMIT = Math.ceil((FLUSH_OFFSET + FLUSH_CAPACITY * 4) / 4096) * 4096;
+export * from './agent-layout.js';
 
 /**
  * Reserves, lays out and publishes a new agent area on the list whose head word is at byte `listHead`.

@@ -37,7 +37,10 @@ import {
   KIND_MAPPING,
   LARGE_CLASS,
   MAPPING_MAGIC,
+  IN_MAPPING,
+  NOT_FREEABLE,
   R_BUMP,
+  RECORD_BYTES,
   R_FREE,
   R_INFO,
   R_LIVE,
@@ -191,7 +194,8 @@ export class ArenaHeap {
   /** Bytes the views above reach; an address past them goes through {@link cover}. */
   private viewBytes = 0;
 
-  private readonly arenaMask: number;
+  /** `p & arenaMask` is the base of the arena holding `p` (before `>>> 0`). */
+  readonly arenaMask: number;
   private readonly current = new Uint32Array(CLASS_COUNT);
   /** This agent's arenas, oldest first; new slabs come from the newest. */
   private readonly arenas: number[] = [];
@@ -516,28 +520,17 @@ export class ArenaHeap {
    * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) for anything else.
    */
   validateFree(p: number, size: number | undefined): number {
-    if ((p >>> 0) === p && (p & 31) === 0 && (p + 8 <= this.viewBytes || this.cover(p + 8))) {
-      const i32 = this.i32;
+    let cls = freeableClass(this.u32, this.arenaMask, p);
+    // The views may be older than the buffer (another agent grew it): refresh them and look again.
+    if (cls === NOT_FREEABLE && typeof p === 'number' && p + 8 > this.viewBytes && this.cover(p + 8)) {
+      cls = freeableClass(this.u32, this.arenaMask, p);
+    }
+    if (cls === IN_MAPPING) return -1;
+    if (cls >= 0) {
+      if (size === undefined) return cls;
       const base = (p & this.arenaMask) >>> 0;
-      const hb = base >>> 2;
-      const u = (p - base) >>> UNIT_SHIFT;
-      if (i32[hb + A_MAGIC] === ARENA_MAGIC && (i32[hb]! & 255) === KIND_ARENA && u >= HEADER_UNITS) {
-        const ri = recordIndex(base, u);
-        const info = i32[ri + R_INFO]!;
-        const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
-        if (
-          (info & STATE_MASK) === STATE_HEAD &&
-          ((p - base - (u << UNIT_SHIFT)) & ((32 << cls) - 1)) === 0 &&
-          i32[ri + R_LIVE]! > 0 &&
-          p < this.u32[ri + R_BUMP]! &&
-          i32[(p >>> 2) + 1] !== (FREED_MARK ^ p) &&
-          (size === undefined || sizeMatches(size, info, this.u32[ri + R_SIZE]!))
-        ) {
-          return cls;
-        }
-      } else if (i32[hb + A_MAGIC] === MAPPING_MAGIC && (i32[hb]! & 255) === KIND_MAPPING) {
-        return -1;
-      }
+      const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT);
+      if (sizeMatches(size, this.i32[ri + R_INFO]!, this.u32[ri + R_SIZE]!)) return cls;
     }
     return this.refuse(p, size);
   }
@@ -1696,6 +1689,42 @@ function clearBitRange(i32: Int32Array, at: number, start: number, n: number): n
     i += hi - lo;
   }
   return cleared;
+}
+
+
+/**
+ * The checks every free makes, as one pure function over a view so the heap's free can inline it: returns the
+ * class (0-15, or 16 for a large object) of the live, not yet freed block at `p`, {@link IN_MAPPING}, or
+ * {@link NOT_FREEABLE} for anything else (not a uint32, misaligned, past the view, no arena, a header, a free or
+ * continuation unit, off the class grid, an empty slab, never handed out, or carrying the freed mark).
+ * It reads and never writes; `arenaMask` is the heap's {@link ArenaHeap.arenaMask}.
+ */
+export function freeableClass(u32: Uint32Array, arenaMask: number, p: number): number {
+  // Written out with plain constants (esbuild inlines them): a call to an exported helper or a computed
+  // module constant would cost the inlined free a module-binding load and a check each.
+  if ((p >>> 0) === p && (p & 31) === 0 && (p >>> 2) + 2 <= u32.length) {
+    const base = (p & arenaMask) >>> 0;
+    const hb = base >>> 2;
+    const u = (p - base) >>> UNIT_SHIFT;
+    // Both magics are below 2^31, so a Uint32Array reads them as they are written.
+    if (u32[hb + A_MAGIC] === ARENA_MAGIC && (u32[hb + A_KIND_OWNER]! & 255) === KIND_ARENA && u >= HEADER_UNITS) {
+      const ri = (base + UNIT + u * RECORD_BYTES) >>> 2; // recordIndex(base, u)
+      const info = u32[ri + R_INFO]!;
+      const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+      if (
+        (info & STATE_MASK) === STATE_HEAD &&
+        ((p - base - (u << UNIT_SHIFT)) & ((32 << cls) - 1)) === 0 &&
+        (u32[ri + R_LIVE]! | 0) > 0 &&
+        p < u32[ri + R_BUMP]! &&
+        (u32[(p >>> 2) + 1]! | 0) !== (FREED_MARK ^ p)
+      ) {
+        return cls;
+      }
+    } else if (u32[hb + A_MAGIC] === MAPPING_MAGIC && (u32[hb + A_KIND_OWNER]! & 255) === KIND_MAPPING) {
+      return IN_MAPPING;
+    }
+  }
+  return NOT_FREEABLE;
 }
 
 /** Whether a sized free's `size` names the class recorded in `info`. */

@@ -76,6 +76,11 @@ export const FLAG_CURRENT = 1 << 9;
 /** A reaper found the slab half-updated by an agent that died: it is never allocated from or released. */
 export const FLAG_QUARANTINE = 1 << 10;
 
+/** `freeableClass`: `p` lies in an oversized mapping (whose tier checks the free). */
+export const IN_MAPPING = -1;
+/** `freeableClass`: `p` is not a block that may be freed (the slow path says why). */
+export const NOT_FREEABLE = -2;
+
 /** Int32 index of record `u` of the arena at `base`. */
 export function recordIndex(base: number, u: number): number {
   return (base + UNIT + u * RECORD_BYTES) >>> 2;

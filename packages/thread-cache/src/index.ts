@@ -10,4 +10,4 @@
  * Blocks in the cache still count as live in their slabs and carry the freed mark, so a second free of a
  * cached block is caught. See docs/design/thread-cache.md.
  */
-export { ThreadCache, type CacheStats } from './thread-cache.js';
+export { ThreadCache, popCached, pushCached, type CacheStats } from './thread-cache.js';

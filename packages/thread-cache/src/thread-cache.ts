@@ -2,7 +2,7 @@
  * Per-class stacks in this agent's area of the shared buffer (so a reaper can recover the blocks of an
  * agent that died). Only the owning agent writes them; the blocks in them stay live in their slabs.
  */
-import { CACHE_STACKS_OFFSET, CACHE_STRIDE, CLASS_COUNT, G_CACHE_COUNT, G_CACHE_DEPTH, G_ROUTING, type ArenaHeap } from '@paddock/arena';
+import { CACHE_STACKS_OFFSET, CACHE_STRIDE, CLASS_COUNT, FREED_MARK, G_CACHE_COUNT, G_CACHE_DEPTH, G_ROUTING, type ArenaHeap } from '@paddock/arena';
 
 /** What {@link ThreadCache.stats} reports. */
 export interface CacheStats {
@@ -14,14 +14,41 @@ export interface CacheStats {
   bytes: number;
 }
 
+/**
+ * Takes a block of class `cls` from the cache whose counts start at word `countWord` and stacks at `stackWord` of
+ * `u32`, or returns 0 when its stack is empty; clears the block's freed mark. A plain function over a view, so the
+ * heap's malloc inlines it whole.
+ */
+export function popCached(u32: Uint32Array, countWord: number, stackWord: number, cls: number): number {
+  const n = u32[countWord + cls]! - 1;
+  if (n < 0) return 0;
+  u32[countWord + cls] = n;
+  const p = u32[stackWord + cls * CACHE_STRIDE + n]!;
+  u32[(p >>> 2) + 1] = 0;
+  return p;
+}
+
+/**
+ * Puts the checked freed block `p` of class `cls` on its stack if the class is below its depth (words as for
+ * {@link popCached}, depths at `depthWord`) and writes its freed mark; returns whether it did.
+ */
+export function pushCached(u32: Uint32Array, countWord: number, depthWord: number, stackWord: number, cls: number, p: number): boolean {
+  const n = u32[countWord + cls]!;
+  if (n >= u32[depthWord + cls]!) return false;
+  u32[stackWord + cls * CACHE_STRIDE + n] = p;
+  u32[countWord + cls] = n + 1;
+  u32[(p >>> 2) + 1] = FREED_MARK ^ p; // the freed mark (see ArenaHeap.markFreed)
+  return true;
+}
+
 export class ThreadCache {
   private readonly arena: ArenaHeap;
-  /** Int32 index of the class counts in the agent area. */
-  private readonly countWord: number;
+  /** Int32 index of the class counts in the agent area (the heap's fast path reads it too). */
+  readonly countWord: number;
   /** Int32 index of the class depths. */
-  private readonly depthWord: number;
+  readonly depthWord: number;
   /** Int32 index of class 0's stack; class c's starts CACHE_STRIDE words further per class. */
-  private readonly stackWord: number;
+  readonly stackWord: number;
   /** Int32 index of the agent area's routing word. */
   private readonly routingWord: number;
 
@@ -46,26 +73,12 @@ export class ThreadCache {
 
   /** Takes a cached block of class `cls`, or 0 when there is none. Its freed mark is cleared. */
   pop(cls: number): number {
-    const arena = this.arena;
-    const u32 = arena.u32;
-    const n = u32[this.countWord + cls]! - 1;
-    if (n < 0) return 0;
-    u32[this.countWord + cls] = n;
-    const p = u32[this.stackWord + cls * CACHE_STRIDE + n]!;
-    u32[(p >>> 2) + 1] = 0;
-    return p;
+    return popCached(this.arena.u32, this.countWord, this.stackWord, cls);
   }
 
   /** Caches a checked freed block of class `cls` if its stack has room; returns whether it did. */
   push(cls: number, p: number): boolean {
-    const arena = this.arena;
-    const u32 = arena.u32;
-    const n = u32[this.countWord + cls]!;
-    if (n >= u32[this.depthWord + cls]!) return false;
-    u32[this.stackWord + cls * CACHE_STRIDE + n] = p;
-    u32[this.countWord + cls] = n + 1;
-    arena.markFreed(p);
-    return true;
+    return pushCached(this.arena.u32, this.countWord, this.depthWord, this.stackWord, cls, p);
   }
 
   /** Sends every cached block home (its slab here, or its owner's chain) and empties the cache. Returns how many. */
@@ -85,6 +98,12 @@ export class ThreadCache {
       sent += n;
     }
     return sent;
+  }
+
+  /** Takes no more blocks: every depth becomes 0 (a detached agent's frees then all take the checked path). */
+  close(): void {
+    const u32 = this.arena.u32;
+    for (let c = 0; c < CLASS_COUNT; c++) u32[this.depthWord + c] = 0;
   }
 
   /** Blocks held in class `cls`. */
