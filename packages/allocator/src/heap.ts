@@ -182,7 +182,13 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     if (size === undefined) {
       const u32 = this.arena.u32;
       const cls = freeableClass(u32, this.arenaMask, ptr);
-      if (cls >= 0 && cls < CLASS_COUNT && pushCached(u32, this.cacheCount, this.cacheDepth, this.cacheStack, cls, ptr)) return;
+      if (cls >= 0 && cls < CLASS_COUNT) {
+        if (pushCached(u32, this.cacheCount, this.cacheDepth, this.cacheStack, cls, ptr)) return;
+        // Checked already; the cache is full (an agent that only frees, a consumer, has it full for good).
+        if (this.detached) throw detachedError();
+        this.arena.freeValidated(ptr);
+        return;
+      }
     }
     this.freeChecked(ptr, size);
   }
