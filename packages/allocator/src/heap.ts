@@ -177,18 +177,16 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
    * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) and leaves the heap as it was.
    */
   free(ptr: number, size?: number): void {
-    // The common case first, inlinable: an unsized free of a small block that the cache takes (a detached
-    // agent's cache has depth 0 and takes none).
-    if (size === undefined) {
-      const u32 = this.arena.u32;
-      const cls = freeableClass(u32, this.arenaMask, ptr);
-      if (cls >= 0 && cls < CLASS_COUNT) {
-        if (pushCached(u32, this.cacheCount, this.cacheDepth, this.cacheStack, cls, ptr)) return;
-        // Checked already; the cache is full (an agent that only frees, a consumer, has it full for good).
-        if (this.detached) throw detachedError();
-        this.arena.freeValidated(ptr);
-        return;
-      }
+    // The common case first, inlinable: a free of a small block, unsized or with a size of its class, that
+    // the cache takes (a detached agent's cache has depth 0 and takes none).
+    const u32 = this.arena.u32;
+    const cls = freeableClass(u32, this.arenaMask, ptr);
+    if (cls >= 0 && cls < CLASS_COUNT && (size === undefined || ((size >>> 0) === size && size <= MAX_CLASS_SIZE && classIndex(size) === cls))) {
+      if (pushCached(u32, this.cacheCount, this.cacheDepth, this.cacheStack, cls, ptr)) return;
+      // Checked already; the cache is full (an agent that only frees, a consumer, has it full for good).
+      if (this.detached) throw detachedError();
+      this.arena.freeValidated(ptr);
+      return;
     }
     this.freeChecked(ptr, size);
   }

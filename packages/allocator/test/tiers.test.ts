@@ -48,6 +48,23 @@ describe('thread cache', () => {
     expect(heap.threadCache.holds(blocks[5]!)).toBe(false);
     heap.check();
   });
+
+  it('a sized free of the right class takes the same path as an unsized one; a wrong size changes nothing', () => {
+    const heap = createHeap({ maxBytes: GiB });
+    const a = heap.malloc(100); // 128-byte class
+    const b = heap.malloc(100);
+    expect(() => heap.free(a, 129)).toThrow(expect.objectContaining({ code: 'WRONG_SIZE' }));
+    expect(() => heap.free(a, 64)).toThrow(expect.objectContaining({ code: 'WRONG_SIZE' }));
+    expect(() => heap.free(a, 100.5)).toThrow(RangeError);
+    expect(heap.threadCache.holds(a)).toBe(false);
+    heap.free(a, 128);
+    heap.free(b, 65);
+    expect(heap.threadCache.holds(a)).toBe(true);
+    expect(heap.threadCache.holds(b)).toBe(true);
+    expect(() => heap.free(a, 128)).toThrow(expect.objectContaining({ code: 'DOUBLE_FREE' }));
+    expect(heap.malloc(128)).toBe(b);
+    heap.check();
+  });
 });
 
 describe('large tier', () => {
