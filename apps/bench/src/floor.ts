@@ -19,6 +19,8 @@ const FIRST_BLOCK = 32;
 
 export class FloorAdapter implements Adapter {
   readonly name = 'floor';
+  /** Its blocks carry no size: the loops pass it. */
+  readonly sized = true;
   private i32 = new Int32Array(0);
   private heads = new Int32Array(CLASS_COUNT);
   private bump = FIRST_BLOCK;

@@ -318,7 +318,7 @@ interface PeerEntry {
 }
 
 function makePeer(adapter: Adapter, maxBytes: number): Peer {
-  return { name: adapter.name, adapter, loops: loopsFor(adapter.name), maxBytes };
+  return { name: adapter.name, adapter, loops: loopsFor(adapter.name, adapter.sized === true), maxBytes };
 }
 
 async function main(): Promise<number> {

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MemPool } from '@thi.ng/malloc';
-import type { Adapter } from './adapter.js';
+import type { Adapter, Callee } from './adapter.js';
 
 /**
  * @thi.ng/malloc's `MemPool` over a plain ArrayBuffer, default options (align 8, split and compact
@@ -34,6 +34,10 @@ export class ThingAdapter implements Adapter {
 
   bytes(): Uint8Array | null {
     return new Uint8Array(this.pool.buf);
+  }
+
+  callee(): Callee {
+    return this.pool;
   }
 }
 
@@ -75,6 +79,10 @@ export class PaddockAdapter implements Adapter {
   bytes(): Uint8Array | null {
     const u8 = this.heap?.u8;
     return u8 instanceof Uint8Array ? u8 : null;
+  }
+
+  callee(): Callee {
+    return this.heap!;
   }
 }
 

@@ -64,6 +64,8 @@ export function runBatch(peer: Peer, w: Workload, ops: number, touch: boolean, b
       touched = filled.touched;
     }
     collectGarbage();
+    // The timed loops call the allocator's own object where the peer has one (see Adapter.callee).
+    const target = a.callee ? a.callee() : a;
     let done = 0;
     let spent = 0;
     let chunk = budgetNs > 0 ? 16 : ops;
@@ -72,8 +74,8 @@ export function runBatch(peer: Peer, w: Workload, ops: number, touch: boolean, b
       const t0 = process.hrtime.bigint();
       const failed =
         w.kind === 'pair'
-          ? peer.loops.pair(a, done, to, PAIR_SIZE)
-          : peer.loops.churn(a, done, to, w.victim, w.size, slotPtr, slotSize);
+          ? peer.loops.pair(target, done, to, PAIR_SIZE)
+          : peer.loops.churn(target, done, to, w.victim, w.size, slotPtr, slotSize);
       const t1 = process.hrtime.bigint();
       if (failed >= 0) return { ok: false, error: `malloc returned 0 at op ${failed} (out of memory)` };
       spent += Number(t1 - t0);

@@ -4,7 +4,7 @@
  * small memory that the allocator grows itself (`memory.grow`); pointers are offsets into it.
  */
 import { readFileSync } from 'node:fs';
-import type { Adapter } from './adapter.js';
+import type { Adapter, Callee } from './adapter.js';
 
 export class WasmAdapter implements Adapter {
   private readonly module: WebAssembly.Module;
@@ -12,6 +12,8 @@ export class WasmAdapter implements Adapter {
   private u8 = new Uint8Array(0);
   private m: (n: number) => number = () => 0;
   private f: (p: number) => void = () => undefined;
+  /** The module's own malloc and free, for the timed loops (set up with the instance). */
+  private direct: Callee = { malloc: () => 0, free: () => undefined };
 
   constructor(
     readonly name: string,
@@ -34,6 +36,7 @@ export class WasmAdapter implements Adapter {
     this.mem = e.memory as WebAssembly.Memory;
     this.m = e[this.mallocName] as (n: number) => number;
     this.f = e[this.freeName] as (p: number) => void;
+    this.direct = { malloc: this.m, free: this.f };
     this.u8 = new Uint8Array(this.mem.buffer);
   }
 
@@ -50,6 +53,11 @@ export class WasmAdapter implements Adapter {
     this.u8 = new Uint8Array(0);
     this.m = () => 0;
     this.f = () => undefined;
+    this.direct = { malloc: this.m, free: this.f };
+  }
+
+  callee(): Callee {
+    return this.direct;
   }
 
   bytes(): Uint8Array | null {

@@ -8,7 +8,7 @@
  * Every random number is drawn before timing, from a seeded PRNG, into typed arrays: every peer runs
  * the same operation sequence, and the timed loops do nothing but index arrays and call the adapter.
  */
-import type { Adapter } from './adapter.js';
+import type { Adapter, Callee } from './adapter.js';
 
 export const MIN_SIZE = 16;
 export const MAX_SIZE = 4096;
@@ -152,7 +152,7 @@ export function prefill(a: Adapter, w: ChurnWorkload, touch: boolean): { slots: 
 // inlining the adapter).
 // ---------------------------------------------------------------------------------------------------
 
-export function pairLoop(a: Adapter, from: number, to: number, size: number): number {
+export function pairLoop(a: Callee, from: number, to: number, size: number): number {
   for (let i = from; i < to; i++) {
     const p = a.malloc(size);
     if (p === 0) return i;
@@ -162,7 +162,7 @@ export function pairLoop(a: Adapter, from: number, to: number, size: number): nu
 }
 
 export function churnLoop(
-  a: Adapter,
+  a: Callee,
   from: number,
   to: number,
   victim: Int32Array,
@@ -198,7 +198,23 @@ export function recompile<F extends (...args: never[]) => unknown>(fn: F, owner:
   return new Function(`"use strict"; ${tag} return (${fn.toString()});`)() as F;
 }
 
-/** A private copy of the timed loops for one peer. */
-export function loopsFor(owner: string): Loops {
-  return { pair: recompile(pairLoop, owner), churn: recompile(churnLoop, owner) };
+/**
+ * Compiles `fn` again with its `free` calls passing the pointer alone (`a.free(x, y)` -> `a.free(x)`), for a peer
+ * whose free takes no size: it is called as its users call it.
+ */
+function unsized<F extends (...args: never[]) => unknown>(fn: F): F {
+  const text = fn.toString();
+  const out = text.replace(/a\.free\(([^,()]+(?:\[[^\]]+\])?), [^)]+\)/g, 'a.free($1)');
+  if (out === text) throw new Error(`no sized free to rewrite in ${fn.name}`);
+  return new Function(`return (${out});`)() as F;
+}
+
+/**
+ * A private copy of the timed loops for one peer. `sized`: whether its free takes the size (the floor);
+ * every other peer's loops call `free(ptr)`.
+ */
+export function loopsFor(owner: string, sized = true): Loops {
+  const pair = sized ? pairLoop : unsized(pairLoop);
+  const churn = sized ? churnLoop : unsized(churnLoop);
+  return { pair: recompile(pair, owner), churn: recompile(churn, owner) };
 }
