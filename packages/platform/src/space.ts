@@ -43,7 +43,8 @@ const H_GRANULES = 2;
 const H_BACKING = 3;
 const H_HEADER_BYTES = 4;
 const H_BASE_GRANULE = 5;
-const H_UNUSED = 6; // held a committed-pages count once; the bitmap is now counted instead
+/** The buffer's length in pages as the agents that grew or measured it have published it (never lowered). */
+const H_BUFFER_PAGES = 6;
 const H_RESERVED_GRANULES = 7;
 const H_AGENTS = 8;
 const H_GROW_PAGES = 9;
@@ -130,7 +131,7 @@ export class AddressSpace {
     this.native = choosePageReturn(pageReturn);
     this.pageReturn = this.native ? 'native' : 'none';
     this.agentId = Atomics.add(hdr, H_AGENTS, 1) + 1;
-    this.refresh();
+    this.remeasure();
   }
 
   /** Which kind of buffer backs the space. */
@@ -168,9 +169,28 @@ export class AddressSpace {
     return Atomics.load(this.hdr, H_RESERVED_GRANULES) * GRANULE;
   }
 
-  /** Rebuilds this agent's views if the buffer has grown; returns whether it did. */
+  /**
+   * Rebuilds this agent's views if the buffer has grown; returns whether it did. The check reads one header
+   * word, not the buffer's length (a runtime call for a growable buffer or a wasm memory, about 15 ns on every
+   * access to a heap's `u8` or `i32`): every agent that grows the buffer, or finds it longer than the word
+   * says, raises the word first, so an agent that receives a pointer into new memory sees the word raised.
+   */
   refresh(): boolean {
+    // A plain read: the word is only ever raised, and an agent that hands out a pointer into new memory raised it
+    // before that hand-off (a postMessage or an Atomics store), which this read then sees.
+    if (this.hdr[H_BUFFER_PAGES]! * PAGE_SIZE <= this.viewBytes) return false;
+    return this.remeasure();
+  }
+
+  /** Rebuilds this agent's views from the buffer's real length (and publishes it); returns whether they grew. */
+  private remeasure(): boolean {
     const len = this.backing.byteLength();
+    const pages = Math.floor(len / PAGE_SIZE);
+    for (let seen = Atomics.load(this.hdr, H_BUFFER_PAGES); seen < pages; ) {
+      const was = Atomics.compareExchange(this.hdr, H_BUFFER_PAGES, seen, pages);
+      if (was === seen) break;
+      seen = was;
+    }
     if (len === this.viewBytes) return false;
     const buf = this.backing.buffer();
     this.u8 = new Uint8Array(buf, 0, len);
@@ -184,7 +204,7 @@ export class AddressSpace {
 
   /** Whether this agent's views reach byte `end` (exclusive), refreshing them if the buffer has grown. */
   covers(end: number): boolean {
-    return end <= this.viewBytes || (this.refresh(), end <= this.viewBytes);
+    return end <= this.viewBytes || (this.remeasure(), end <= this.viewBytes);
   }
 
   /** Reads root word `index` (0-7), where upper layers keep the address of their own header. */
@@ -258,7 +278,7 @@ export class AddressSpace {
     this.requireReserved(addr, size);
     const end = addr + size;
     this.backing.ensure(Math.ceil(end / PAGE_SIZE) * PAGE_SIZE, this.hdr, H_GROW_PAGES);
-    this.refresh();
+    this.remeasure();
     const p0 = Math.floor(addr / PAGE_SIZE);
     this.setBits(this.commitWords, p0, Math.ceil(end / PAGE_SIZE) - p0);
   }
@@ -507,7 +527,7 @@ export function createAddressSpace(options: AddressSpaceOptions = {}): AddressSp
   const commitAt = H_BITMAPS + maxBytes / GRANULE / 32;
   const headerPages = (base + headerBytes) / PAGE_SIZE;
   for (let p = base / PAGE_SIZE; p < headerPages; p++) hdr[commitAt + (p >>> 5)] |= 1 << (p & 31);
-  hdr[H_UNUSED] = 0;
+  hdr[H_BUFFER_PAGES] = 0;
   Atomics.store(hdr, H_MAGIC, MAGIC);
 
   const handle: AddressSpaceHandle = {

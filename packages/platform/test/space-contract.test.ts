@@ -222,6 +222,10 @@ for (const v of variants) {
       expect(viewBefore).toBeLessThan(end);
       expect(s.viewBytes).toBe(viewBefore); // nothing refreshed behind our back
       expect(s.i32[(end - 4) >>> 2]).toBeUndefined(); // the old view simply does not reach it
+      // refresh() (what a heap's view getters call) sees the growth through the header word the grower raised.
+      expect(s.refresh()).toBe(true);
+      expect(s.viewBytes).toBeGreaterThanOrEqual(end);
+      expect(s.refresh()).toBe(false);
       expect(s.covers(end)).toBe(true);
       expect(s.i32[(end - 4) >>> 2]).toBe(0x600dcafe | 0);
     });

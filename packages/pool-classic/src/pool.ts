@@ -272,7 +272,7 @@ export class ClassicPool {
       const off = ptr & (MiB - 1);
       if ((off & ((32 << c) - 1)) !== 0 || off >= e >>> 8 || ptr % 1 !== 0) throw this.badSmall(ptr, c, e, 'free');
       const space = this.space;
-      if (ptr + 8 > space.viewBytes) space.refresh();
+      if (ptr + 8 > space.viewBytes) space.covers(ptr + 8);
       const i = ptr >>> 2;
       const i32 = space.i32;
       const mark = freeMark(ptr, c);
