@@ -32,6 +32,7 @@ export abstract class HeapViews {
   /** Whether the agent has left the heap (its idle timers then stop). */
   abstract readonly isDetached: boolean;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  private dataView: DataView | null = null;
 
   /** Runs {@link tick} on this agent's event loop with unref'd timers (they never keep a process alive). */
   startIdle(): void {
@@ -76,9 +77,11 @@ export abstract class HeapViews {
     this.space.refresh();
     return this.space.f64;
   }
-  /** A DataView over the heap, current. */
+  /** A DataView over the heap, current (the same object until the buffer grows). */
   get view(): DataView {
     this.space.refresh();
-    return new DataView(this.space.buffer, 0, this.space.viewBytes);
+    const bytes = this.space.viewBytes;
+    if (this.dataView === null || this.dataView.byteLength !== bytes) this.dataView = new DataView(this.space.buffer, 0, bytes);
+    return this.dataView;
   }
 }
