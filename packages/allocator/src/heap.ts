@@ -191,7 +191,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.freeChecked(ptr, size);
   }
 
-  /** Every other free: null, a sized free, a large or oversized block, a full cache, or one to refuse. */
+  /** Every other free: null, a large or oversized block, a wrong size, or one to refuse (it finds the exact error). */
   private freeChecked(ptr: number, size: number | undefined): void {
     if (ptr === 0) return;
     if (this.detached) throw detachedError();
@@ -327,7 +327,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.stopIdle();
     this.arena.drain();
     this.cache.flush();
-    this.cache.close(); // from here every free takes freeChecked, which refuses it
+    this.cache.close(); // from here no free is cached: each one is refused with DETACHED
     this.arena.flushChains();
     this.arena.drain();
     this.tier.purge();
