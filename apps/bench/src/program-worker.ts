@@ -14,6 +14,7 @@
  *   sent with `postMessage` and a transfer list (the messaging programs); the garbage collector frees.
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { between, mulberry32 as rng } from './workloads.js';
 import {
   K_ABORT,
   K_BELL,
@@ -52,20 +53,8 @@ if (data.mode === 'paddock') {
 
 const clock = (): number => performance.timeOrigin + performance.now();
 
-// --- the workloads' PRNG, bit for bit the C one ---------------------------------------------------
+// --- draws: the workloads' PRNG (mulberry32 and between, bit for bit the C one), and a log-uniform size --
 
-function rng(seed: number): () => number {
-  let s = seed | 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
-function between(next: () => number, lo: number, hi: number): number {
-  return lo + Math.floor((next() / 4294967296) * (hi - lo + 1));
-}
 function logUniform(next: () => number, lo: number, hi: number): number {
   const u = next() / 4294967296;
   const s = Math.floor(lo * 2 ** (u * Math.log2(hi / lo)));
@@ -807,20 +796,25 @@ function onStop(a: Agent, done: () => void): void {
   }, 5);
 }
 
+/** The end of a plain-JS message program, once: the clock read, the port silenced, the promise resolved. */
+function finisher(a: Agent, inPort: MessagePort, resolve: () => void): () => void {
+  let finished = false;
+  return () => {
+    if (finished) return;
+    finished = true;
+    a.t1 = clock();
+    inPort.removeAllListeners('message');
+    resolve();
+  };
+}
+
 /** Each message its own ArrayBuffer, posted with a transfer; the receiver reads it, drops it, replies. */
 function messageUbenchJs(a: Agent): Promise<void> {
   const { window, size } = a.p as { window: number; size: number };
   const inPort = a.m.ports.in as MessagePort;
   const out = a.m.ports.out!;
   return new Promise((resolve) => {
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      a.t1 = clock();
-      inPort.removeAllListeners('message');
-      resolve();
-    };
+    const finish = finisher(a, inPort, resolve);
     inPort.on('message', (b: ArrayBuffer) => {
       if (stopped(a)) return finish();
       const value = new Int32Array(b)[0];
@@ -856,14 +850,7 @@ function mixedChurnJs(a: Agent): Promise<void> {
     out.postMessage(bufs, bufs);
   };
   return new Promise((resolve) => {
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      a.t1 = clock();
-      inPort.removeAllListeners('message');
-      resolve();
-    };
+    const finish = finisher(a, inPort, resolve);
     let kept: ArrayBuffer[] = [];
     inPort.on('message', (bufs: ArrayBuffer[]) => {
       if (stopped(a)) return finish();

@@ -26,7 +26,7 @@ export function mulberry32(seed: number): () => number {
 }
 
 /** A uniform integer in [lo, hi]. */
-function between(next: () => number, lo: number, hi: number): number {
+export function between(next: () => number, lo: number, hi: number): number {
   return lo + Math.floor((next() / 4294967296) * (hi - lo + 1));
 }
 
