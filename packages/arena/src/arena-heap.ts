@@ -957,7 +957,7 @@ export class ArenaHeap {
    * {@link SWEEP_DELAY_MS} later by {@link sweepDue}, if it is still empty then: an agent whose blocks all come
    * home together (a producer whose consumer frees everything it sent) empties its arena and carves the same
    * units again at once, and releasing or sweeping here made every one of them fault back in (measured on the
-   * bench's producer-consumer: about 250,000 page faults a second, 265-306 arenas released per worker and run).
+   * bench's producer-consumer: 248,006 page faults in one run, 265-306 arenas released per producer; docs/design/arena.md).
    */
   private arenaEmptied(base: number): void {
     this.sweepsDue.set(base, performance.now());
