@@ -173,7 +173,8 @@ export function patternFault(u8: Uint8Array, p: number, id: number, size: number
 
 /**
  * The block ledger: an Int32Array over a SharedArrayBuffer every agent updates with compare-exchange.
- * Header words, then per-agent words, then three words per block id: state, owner agent, usable bytes.
+ * Header words, then per-agent words, then four words per block id: state, owner agent (the worker that
+ * allocated it, or moved it in a realloc), usable bytes, address.
  * A state is kind | holder << 4 | from << 8.
  */
 export const L_NEXT_ID = 0;
@@ -207,9 +208,9 @@ export const holderOf = (s: number) => (s >>> 4) & 15;
 export const fromOf = (s: number) => (s >>> 8) & 15;
 
 export function ledgerBytes(capacity: number): number {
-  return (L_ENTRIES + 3 * capacity) * 4;
+  return (L_ENTRIES + 4 * capacity) * 4;
 }
-export const entry = (id: number) => L_ENTRIES + 3 * id;
+export const entry = (id: number) => L_ENTRIES + 4 * id;
 
 export function describeState(s: number): string {
   const k = kindOf(s);

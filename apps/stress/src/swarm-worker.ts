@@ -170,6 +170,7 @@ function doMalloc(): void {
   const e = entry(id);
   L[e + 1] = me;
   L[e + 2] = usable;
+  L[e + 3] = p;
   Atomics.add(L, L_LIVE_KIB, kib(usable));
   step(0, held(me), id, 'allocated');
   pending(OP_NONE);
@@ -273,6 +274,7 @@ function doReallocChain(): void {
     if (usable < next) fault(`realloc to ${next} gave usable size ${usable}`);
     fillPattern(heap.u8, q, id, next);
     if (q !== p) L[e + 1] = me;
+    L[e + 3] = q;
     Atomics.add(L, L_LIVE_KIB, kib(usable) - kib(L[e + 2]!));
     L[e + 2] = usable;
     pending(OP_NONE);

@@ -272,6 +272,8 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
   let slackLow = 0;
   let slackHigh = 0;
   const releasedLive = new Set<number>();
+  /** Blocks of a worker reaped with releaseLive that lie in other agents' arenas (they stay live). */
+  const keptLive = new Set<number>();
   const reaps: string[] = [];
 
   const mainFree = (b: BlockBatch) => {
@@ -375,7 +377,19 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       const releaseLive = Atomics.load(L, L_SHARED + a.index) === 0;
       if (releaseLive) releasedLive.add(a.index);
       heap.stopIdle();
+      // releaseLive drops the live blocks of the dead agent's arenas. A block its cache handed it may lie in
+      // another agent's arena: that one stays live (nothing records who holds it), so note where each is.
+      const arenaOf = new Map<number, number>();
+      if (releaseLive) {
+        const engine = (heap as unknown as { engine: { arenaOwnerOf(p: number): number } }).engine;
+        const n = Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1);
+        for (let id = 1; id <= n; id++) {
+          const e = entry(id);
+          if (L[e + 1] === a.index && kindOf(L[e]!) !== K_FREED && kindOf(L[e]!) !== K_UNUSED) arenaOf.set(id, engine.arenaOwnerOf(L[e + 3]! >>> 0));
+        }
+      }
       const report = heap.reap(a.agentId, { releaseLive });
+      for (const [id, slot] of arenaOf) if (slot === 0 || slot !== report.ownerSlot) keptLive.add(id);
       fig.reaps++;
       if (releaseLive) fig.releaseLiveReaps++;
       fig.quarantinedBytes += report.quarantinedBytes;
@@ -462,7 +476,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       const owner = L[e + 1]!;
       const usable = L[e + 2]!;
       fig.diedBytes += usable;
-      if (usable <= largeMax && !releasedLive.has(owner)) expectedLive += usable;
+      if (usable <= largeMax && (!releasedLive.has(owner) || keptLive.has(id))) expectedLive += usable;
     }
     if (unwritten > dead.length) throw new RunFailure(`${unwritten} block ids were taken but never recorded, with ${dead.length} workers killed`);
     if (unwritten > 0) slackHigh += unwritten * usableBound(largeMax, largeMax);

@@ -163,6 +163,28 @@ describe('reaping an agent that died', () => {
     // dead agent's area header page (4 KiB) that stay committed.
     expect(s.committedBytes - baseline).toBeLessThanOrEqual(s.quarantinedBytes + 36 * 1024);
   });
+
+  it('releaseLive drops the blocks of the dead agent\'s arenas; blocks its cache handed it from other arenas stay live', () => {
+    const heap = createHeap({ maxBytes: GiB });
+    const dying = attachHeap(heap.handle);
+    const mine = Array.from({ length: 20 }, () => heap.malloc(96)); // 128 B class, the main agent's arena
+    for (const p of mine) dying.free(p); // into the dying agent's cache: foreign blocks
+    const reserved = Array.from({ length: 20 }, () => dying.malloc(100)); // served from that cache
+    const own = Array.from({ length: 30 }, () => dying.malloc(100)); // cache empty: its own arena
+    const slot = heap.engine.arenaOwnerOf(mine[0]!);
+    expect(slot).toBe(heap.stats().ownerSlot);
+    expect(reserved.every((p) => heap.engine.arenaOwnerOf(p) === slot)).toBe(true);
+    expect(own.every((p) => heap.engine.arenaOwnerOf(p) === dying.stats().ownerSlot)).toBe(true);
+    expect(heap.engine.arenaOwnerOf(0)).toBe(0);
+    const report = heap.reap(dying.agentId, { releaseLive: true }); // it never detached: as if terminated
+    expect(report.liveBlocksReleased).toBe(30);
+    heap.check();
+    expect(heap.stats().liveBytes).toBe(20 * 128); // the re-served blocks: nothing records who holds them
+    for (const p of reserved) heap.free(p);
+    heap.flushCache();
+    expect(heap.stats().liveBytes).toBe(0);
+    heap.check();
+  });
 });
 
 describe('an agent that died while opening a region', () => {

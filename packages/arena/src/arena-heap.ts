@@ -1044,6 +1044,17 @@ export class ArenaHeap {
     return adopted;
   }
 
+  /**
+   * The owner slot of the arena holding `p` (0: not in a laid-out arena). A block an agent was handed from
+   * its thread cache may lie in another agent's arena: this names whose arena it is now.
+   */
+  arenaOwnerOf(p: number): number {
+    if ((p >>> 0) !== p || !this.cover(p + 1)) return 0;
+    const hb = ((p & this.arenaMask) >>> 0) >>> 2;
+    if (Atomics.load(this.i32, hb + A_MAGIC) !== ARENA_MAGIC || (this.i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) return 0;
+    return this.i32[hb + A_KIND_OWNER]! >>> 8;
+  }
+
   /** The agent area of agent `agentId`, or 0. */
   areaOf(agentId: number): number {
     return findAgentArea(this.space, this.regions.userWord(AGENT_LIST_WORD), agentId);
