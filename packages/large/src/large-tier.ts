@@ -180,7 +180,8 @@ export class LargeTier implements SpanRetention {
 
   /** Payload bytes of the oversized object at `p`. */
   usableSize(p: number): number {
-    return this.space.u32[(this.locateMapping(p, 'usableSize') >>> 2) + M_BYTES]!;
+    const base = this.locateMapping(p, 'usableSize'); // first: it may grow the views
+    return this.space.u32[(base >>> 2) + M_BYTES]!;
   }
 
   /** Resizes an oversized object in place when `size` keeps its reservation size; returns whether it did. */

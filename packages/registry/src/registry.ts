@@ -194,7 +194,8 @@ export class Registry {
 
   /** Takes slot `slot`'s whole inbox with one `Atomics.exchange`: the newest batch's address, or 0 if empty. */
   takeInbox(slot: number): number {
-    return Atomics.exchange(this.space.i32, this.inboxAddress(slot) >>> 2, 0) >>> 0;
+    const inbox = this.inboxAddress(slot) >>> 2; // first: finding a new segment may grow the views
+    return Atomics.exchange(this.space.i32, inbox, 0) >>> 0;
   }
 
   /**
@@ -202,13 +203,15 @@ export class Registry {
    * the allocator layer. Read with `Atomics.load`.
    */
   slotState(slot: number): number {
-    return Atomics.load(this.space.i32, (this.recordAddress(slot) >>> 2) + SR_STATE);
+    const word = (this.recordAddress(slot) >>> 2) + SR_STATE; // first: finding a new segment may grow the views
+    return Atomics.load(this.space.i32, word);
   }
 
   /** Sets the slot's state word with `Atomics.store`. @throws RangeError unless `state` is an int32. */
   setSlotState(slot: number, state: number): void {
     checkInt32('state', state);
-    Atomics.store(this.space.i32, (this.recordAddress(slot) >>> 2) + SR_STATE, state);
+    const word = (this.recordAddress(slot) >>> 2) + SR_STATE;
+    Atomics.store(this.space.i32, word, state);
   }
 
   /**
@@ -218,7 +221,8 @@ export class Registry {
   casSlotState(slot: number, expected: number, state: number): number {
     checkInt32('expected', expected);
     checkInt32('state', state);
-    return Atomics.compareExchange(this.space.i32, (this.recordAddress(slot) >>> 2) + SR_STATE, expected, state);
+    const word = (this.recordAddress(slot) >>> 2) + SR_STATE;
+    return Atomics.compareExchange(this.space.i32, word, expected, state);
   }
 
   /**

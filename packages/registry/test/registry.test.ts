@@ -207,6 +207,28 @@ describe('inboxes', () => {
     expect(other.slotState(a)).toBe(3);
   });
 
+  it("reads a slot whose segment another agent appended beyond this agent's views", () => {
+    // Each call finds the segment first (growing this agent's views), then reads through the new view: reading
+    // the view before the lookup (argument order) threw "Invalid atomic access index" (swarm, CI seed 0x8d4a852a).
+    const calls: [(r: Registry, slot: number) => number, number][] = [
+      [(r, s) => r.slotState(s), 0],
+      [(r, s) => (r.setSlotState(s, 5), r.slotState(s)), 5],
+      [(r, s) => r.casSlotState(s, 0, 5), 0],
+      [(r, s) => r.takeInbox(s), 0],
+    ];
+    for (const [call, expected] of calls) {
+      const { space, registry } = setup();
+      const seen = space.viewBytes;
+      const other = openAddressSpace(space.handle, { pageReturn: 'none' });
+      scratch(other, 64 * 1024 * 1024); // the buffer grows; this agent's views do not know yet
+      const theirs = Registry.open(other);
+      const slot = theirs.takeOwnerSlot(); // segment 0, appended past the scratch
+      expect(theirs.recordAddress(slot)).toBeGreaterThanOrEqual(seen);
+      expect(space.viewBytes).toBe(seen);
+      expect(call(registry, slot)).toBe(expected);
+    }
+  });
+
   it('refuses to open without a registry, or to create a second one', () => {
     const space = createAddressSpace({ maxBytes: GiB, pageReturn: 'none' });
     expectHeapError(() => Registry.open(space), 'BAD_HANDLE');
