@@ -341,19 +341,25 @@ export class Regions {
     i32[b + R_MAGIC] = REGION_MAGIC;
     i32[b + R_BITMAP] = 0b11; // header + the arena we return
     i32[b + R_REGION_BYTES] = this.regionBytes;
+    this.pushRegion(r);
+    if (this.progressWord !== 0) Atomics.store(space.i32, this.progressWord >>> 2, 0);
+    Atomics.sub(i32, this.hw + H_OPENING, 1);
+    this.current = r;
+    return (r + this.arenaBytes) >>> 0;
+  }
+
+  /** Pushes the region at `r` (its header written) onto the shared list with one CAS, and counts it. */
+  private pushRegion(r: number): void {
+    const i32 = this.space.i32;
     const head = this.hw + H_LIST_HEAD;
     for (;;) {
       const old = Atomics.load(i32, head);
-      Atomics.store(i32, b + R_NEXT, old);
+      Atomics.store(i32, (r >>> 2) + R_NEXT, old);
       // Only pushes touch the head and regions never leave, so a CAS that sees `old` is never stale (no ABA).
       if (Atomics.compareExchange(i32, head, old, r | 0) === old) break;
     }
     Atomics.add(i32, this.hw + H_REGION_COUNT, 1);
-    if (this.progressWord !== 0) Atomics.store(space.i32, this.progressWord >>> 2, 0);
-    Atomics.sub(i32, this.hw + H_OPENING, 1);
     this.known[r / this.regionBytes] = 1;
-    this.current = r;
-    return (r + this.arenaBytes) >>> 0;
   }
 
   /**
@@ -371,15 +377,7 @@ export class Regions {
     if (!space.isReserved(r, this.regionBytes)) return 'none';
     const b = r >>> 2;
     if (space.isCommitted(r, PAGE_SIZE) && space.covers(r + PAGE_SIZE) && space.i32[b + R_MAGIC] === REGION_MAGIC && space.i32[b + R_REGION_BYTES] === this.regionBytes) {
-      const i32 = space.i32;
-      const head = this.hw + H_LIST_HEAD;
-      for (;;) {
-        const old = Atomics.load(i32, head);
-        Atomics.store(i32, b + R_NEXT, old);
-        if (Atomics.compareExchange(i32, head, old, r | 0) === old) break;
-      }
-      Atomics.add(i32, this.hw + H_REGION_COUNT, 1);
-      this.known[r / this.regionBytes] = 1;
+      this.pushRegion(r);
       return 'pushed';
     }
     space.release(r, this.regionBytes);
