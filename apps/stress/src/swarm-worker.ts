@@ -47,6 +47,14 @@ const L = new Int32Array(data.ledger);
 const rand = rng(subSeed(config.seed, me));
 const mod = (await import(data.lib)) as { attachHeap(handle: unknown): Heap };
 const heap = mod.attachHeap(data.handle);
+/**
+ * The heap's bytes, current. Through the address space, not the heap object: a detached agent (a zombie)
+ * still checks and forwards the blocks it is sent, and a closed heap object refuses every use.
+ */
+function bytes(): Uint8Array {
+  heap.space.refresh();
+  return heap.space.u8;
+}
 const largeMax = heap.largeMax;
 const MiB = 1 << 20;
 const BATCH = 25;
@@ -117,7 +125,7 @@ function takeHeld(k: number): [number, number, number] {
 }
 
 function verify(id: number, p: number, size: number, when: string): void {
-  const bad = patternFault(heap.u8, p, id, size);
+  const bad = patternFault(bytes(), p, id, size);
   if (bad >= 0) fault(`block ${id} at ${p} (${size} B) lost its pattern at offset ${bad} ${when}`);
 }
 
@@ -155,7 +163,7 @@ function doMalloc(): void {
     const per = Math.floor(size / count);
     req = count * per;
     p = heap.calloc(count, per);
-    const u8 = heap.u8;
+    const u8 = bytes();
     sampled(req, (o) => {
       if (u8[p + o] !== 0) fault(`calloc(${count}, ${per}) at ${p}: byte ${o} is ${u8[p + o]}, not 0`);
     });
@@ -166,7 +174,7 @@ function doMalloc(): void {
   }
   const usable = heap.usableSize(p);
   if (p === 0 || usable < req) fault(`malloc(${req}) gave ${p} with usable size ${usable}`);
-  fillPattern(heap.u8, p, id, req);
+  fillPattern(bytes(), p, id, req);
   const e = entry(id);
   L[e + 1] = me;
   L[e + 2] = usable;
@@ -261,7 +269,7 @@ function doReallocChain(): void {
     const q = heap.realloc(p, next);
     const keep = Math.min(size, next);
     // The bytes the old size's pattern covered, up to the new size, must have come along.
-    const u8 = heap.u8;
+    const u8 = bytes();
     let bad = -1;
     sampled(size, (o) => {
       if (o < keep && u8[q + o] !== patternByte(id, o)) {
@@ -272,7 +280,7 @@ function doReallocChain(): void {
     if (bad >= 0) fault(`realloc of block ${id} ${p} (${size} B) -> ${q} (${next} B) lost byte ${bad}`);
     const usable = heap.usableSize(q);
     if (usable < next) fault(`realloc to ${next} gave usable size ${usable}`);
-    fillPattern(heap.u8, q, id, next);
+    fillPattern(bytes(), q, id, next);
     if (q !== p) L[e + 1] = me;
     L[e + 3] = q;
     Atomics.add(L, L_LIVE_KIB, kib(usable) - kib(L[e + 2]!));

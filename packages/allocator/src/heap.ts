@@ -3,10 +3,10 @@
  * checks and conveniences a user expects: size validation, calloc, realloc, views that are always
  * current, stats and a full invariant check.
  */
-import type { Heap, HeapHandle, HeapOptions, HeapStats } from './types.js';
-import { HANDLE_VERSION, HeapViews, checkHandle } from './views.js';
+import type { Heap, HeapHandle, HeapOptions, HeapStats, WatchOptions } from './types.js';
+import { HANDLE_VERSION, HeapViews, checkHandle, closedError } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS } from './types.js';
-import { ArenaHeap, CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, type ReapReport } from '@paddock/arena';
+import { ArenaHeap, CLASS_COUNT, G_ZERO, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, type ReapReport } from '@paddock/arena';
 import { LargeTier } from '@paddock/large';
 import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
 import {
@@ -49,8 +49,8 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
    * so malloc and free read everything they need from this object and one view.
    */
   private readonly arenaMask: number;
-  private readonly cacheCount: number;
-  private readonly cacheDepth: number;
+  private cacheCount: number;
+  private cacheDepth: number;
   private readonly cacheStack: number;
   /** Allocations so far; the idle tick compares it with what it saw last time. */
   private activity = 0;
@@ -77,8 +77,17 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.cacheDepth = this.cache.depthWord;
     this.cacheStack = this.cache.stackWord;
     this.tier = new LargeTier(space, this.arena, resolved.largeRetention);
+    // A reap (by this agent's watch, tick, or a free that finds a crashed owner) releases the dead agent's stash.
+    this.arena.onReaped = (area: number) => {
+      this.stashReleased += this.tier.reapStash(area).released;
+    };
     this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: ARENA_BACKEND, space: space.handle };
+    this.leaveWithThread();
   }
+
+  /** Stashed mappings of dead agents released by this agent's reaps, counted. */
+  private stashReleased = 0;
+  protected readonly canReap = true;
 
   /**
    * Changes the heap's profile rung (1-10). Only the creating agent may, and only before any agent has
@@ -86,6 +95,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
    * @throws RangeError for a bad rung; HeapError PROFILE_LOCKED once the heap is in use.
    */
   setProfile(rung: number): void {
+    if (this.detached) throw closedError();
     const r = validateProfile(rung);
     if (this.space.agentsOpened > 1 || this.arena.slot !== 0 || this.tier.stats().mappingsAllocated > 0) {
       throw new HeapError('PROFILE_LOCKED', 'the profile can only change before any agent attaches or allocates');
@@ -120,7 +130,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   }
 
   private mallocAbove(size: number): number {
-    if (this.detached) throw detachedError();
+    if (this.detached) throw closedError();
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > this.space.maxBytes) {
       throw new RangeError(`size must be an integer from 0 to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
     }
@@ -149,6 +159,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
    * @throws RangeError for a bad size; HeapError for a pointer the heap did not hand out (nothing changes).
    */
   realloc(ptr: number, size: number): number {
+    if (this.detached) throw closedError();
     if (ptr === 0) return this.malloc(size);
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > this.space.maxBytes) {
       throw new RangeError(`size must be an integer from 0 to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
@@ -184,7 +195,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     if (cls >= 0 && cls < CLASS_COUNT && (size === undefined || ((size >>> 0) === size && size <= MAX_CLASS_SIZE && classIndex(size) === cls))) {
       if (pushCached(u32, this.cacheCount, this.cacheDepth, this.cacheStack, cls, ptr)) return;
       // Checked already; the cache is full (an agent that only frees, a consumer, has it full for good).
-      if (this.detached) throw detachedError();
+      if (this.detached) throw closedError();
       this.arena.freeValidated(ptr);
       return;
     }
@@ -193,8 +204,8 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
 
   /** Every other free: null, a large or oversized block, a wrong size, or one to refuse (it finds the exact error). */
   private freeChecked(ptr: number, size: number | undefined): void {
+    if (this.detached) throw closedError();
     if (ptr === 0) return;
-    if (this.detached) throw detachedError();
     const cls = this.arena.validateFree(ptr, size);
     if (cls >= 0) {
       if (cls >= CLASS_COUNT || !this.cache.push(cls, ptr)) this.arena.freeValidated(ptr);
@@ -205,22 +216,26 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
 
   /** Bytes usable at `ptr` (at least what was asked for). */
   usableSize(ptr: number): number {
+    if (this.detached) throw closedError();
     if (this.tier.isMapping(ptr)) return this.tier.usableSize(ptr);
     return this.arena.usableSize(ptr);
   }
 
   /** Sends every pending cross-agent free home now. Returns the objects sent. */
   flush(): number {
+    if (this.detached) throw closedError();
     return this.arena.flushChains();
   }
 
   /** Reclaims the frees other agents have delivered to this agent. Returns the objects reclaimed. */
   drain(): number {
+    if (this.detached) throw closedError();
     return this.arena.drain();
   }
 
   /** Counts for this agent and the heap. */
   stats(): HeapStats {
+    if (this.detached) throw closedError();
     const a = this.arena.stats();
     const c = this.cache.stats();
     return {
@@ -247,6 +262,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
 
   /** Walks every arena this agent can see and validates its invariants. @throws HeapError CORRUPTION. */
   check(): void {
+    if (this.detached) throw closedError();
     this.arena.check();
     this.tier.check();
   }
@@ -260,6 +276,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
    * delay, up to 500. The visit that reaches 500 runs the idle return (once, until activity resumes).
    */
   tick(): number {
+    if (this.detached) throw closedError();
     this.arena.adoptOrphans();
     this.arena.drain();
     this.arena.flushChains();
@@ -285,6 +302,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
    * every dirty unit and releases all empty arenas but one. A parked agent holds nothing it does not use.
    */
   returnIdle(): void {
+    if (this.detached) throw closedError();
     this.arena.drain();
     this.cache.flush();
     this.arena.flushChains();
@@ -299,6 +317,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
    * Returns what `Atomics.wait` returned.
    */
   wait(array: Int32Array, index: number, value: number, timeoutMs: number = TICK_MAX_MS): 'ok' | 'not-equal' | 'timed-out' {
+    if (this.detached) throw closedError();
     if (!(array instanceof Int32Array)) throw new TypeError('wait needs an Int32Array over a SharedArrayBuffer');
     if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a non-negative number, got ${describeValue(timeoutMs)}`);
     this.arena.flushChains();
@@ -318,12 +337,15 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   }
 
   /**
-   * Leaves the heap for good (call it before a worker exits): the cache, chains and inbox are flushed and
-   * drained, retention purged, and this agent's arenas and inbox handed over to be adopted by a live agent
-   * (on its next tick), so frees to them are never stranded. The heap object is unusable afterwards.
+   * Leaves the heap for good; a worker's agent does this by itself when its thread ends (see `close`, the
+   * same call). The cache, chains and inbox are flushed and drained, retention purged, every empty arena
+   * released (its pages go back), and the arenas that still hold live blocks handed over: the first agent
+   * that frees into them, needs memory, or ticks takes them over, so frees to them are never stranded.
+   * Calling it again does nothing; every other use of the heap object afterwards throws `DETACHED`.
    */
   detach(): void {
     if (this.detached) return;
+    this.forgetThreadExit();
     this.stopIdle();
     this.arena.drain();
     this.cache.flush();
@@ -331,10 +353,38 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.arena.flushChains();
     this.arena.drain();
     this.tier.purge();
-    this.arena.releaseIdle();
-    this.arena.detachOwner();
+    this.arena.releaseIdle(false);
     this.detached = true;
     this.arena.detached = true;
+    this.forgetCache();
+    this.arena.detachOwner(); // the area is vacant from here: a new agent may lay it out again
+  }
+
+  /** Points the inlined cache at words that are always zero: it is empty and takes nothing from here on. */
+  private forgetCache(): void {
+    this.cacheCount = (this.arena.agentArea >>> 2) + G_ZERO;
+    this.cacheDepth = this.cacheCount;
+  }
+
+  /** Its thread is ending by an uncaught exception: marked crashed, to be reaped with every check. */
+  protected threadCrashed(): void {
+    this.stopIdle();
+    this.detached = true;
+    this.forgetCache();
+    this.arena.markCrashed();
+  }
+
+  protected reapThread(thread: number, options: WatchOptions): number {
+    let reaped = 0;
+    for (const id of this.arena.agentsOnThread(thread)) {
+      try {
+        this.reap(id, options);
+        reaped++;
+      } catch (err) {
+        if (!(err instanceof RangeError)) throw err; // RangeError: another agent reaped it first
+      }
+    }
+    return reaped;
   }
 
   /** Whether {@link detach} has run. */
@@ -354,23 +404,24 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
    * @throws RangeError when there is no such live agent.
    */
   reap(agentId: number, options: { releaseLive?: boolean } = {}): ReapReport & { stashReleased: number } {
-    if (this.detached) throw detachedError();
+    if (this.detached) throw closedError();
     if (typeof agentId !== 'number' || !Number.isInteger(agentId) || agentId < 1) {
       throw new RangeError(`agentId must be a positive integer, got ${describeValue(agentId)}`);
     }
+    const before = this.stashReleased;
     const report = this.arena.reapAgent(agentId, options.releaseLive === true);
-    const area = this.arena.areaOf(agentId);
-    const stash = area === 0 ? { released: 0 } : this.tier.reapStash(area);
-    return { ...report, stashReleased: stash.released };
+    return { ...report, stashReleased: this.stashReleased - before };
   }
 
   /** Sends every block in this agent's thread cache home. Returns how many. */
   flushCache(): number {
+    if (this.detached) throw closedError();
     return this.cache.flush();
   }
 
   /** Returns every retained large unit and stashed oversized mapping of this agent to the OS. */
   purgeRetention(): number {
+    if (this.detached) throw closedError();
     return this.tier.purge();
   }
 
@@ -425,6 +476,3 @@ export function attachArenaHeap(handle: HeapHandle, options: { pageReturn?: 'aut
   return new ArenaBackedHeap(space, regions, registry, validateProfile(profile));
 }
 
-function detachedError(): HeapError {
-  return new HeapError('DETACHED', 'this agent has detached from the heap; attach again to use it');
-}

@@ -93,6 +93,15 @@ export function attachHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | 
   return instrument(heap, (handle as CheckedHandle).shadow);
 }
 
-export { TICK_MAX_MS, TICK_MIN_MS, type Heap, type HeapHandle, type HeapOptions, type HeapStats } from './types.js';
+export {
+  TICK_MAX_MS,
+  TICK_MIN_MS,
+  type Heap,
+  type HeapHandle,
+  type HeapOptions,
+  type HeapStats,
+  type WatchOptions,
+  type WatchableWorker,
+} from './types.js';
 export type { TraceRecord, Traced } from './instrument.js';
 export { HeapError, type HeapErrorCode } from '@paddock/platform';

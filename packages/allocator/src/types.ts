@@ -34,6 +34,24 @@ export interface HeapHandle {
   readonly profile?: number;
 }
 
+/**
+ * What {@link Heap.watch} takes: a `worker_threads` Worker (its `threadId` names the thread, its `'exit'`
+ * event says when it is gone).
+ */
+export interface WatchableWorker {
+  readonly threadId: number;
+  once(event: 'exit', listener: (code: number) => void): unknown;
+}
+
+/** Options of {@link Heap.watch}. */
+export interface WatchOptions {
+  /**
+   * Also release the live blocks of the dead worker's arenas (default false: another agent may still hold
+   * and free them). Set it for a worker that shares nothing that outlives it.
+   */
+  releaseLive?: boolean;
+}
+
 /** What {@link Heap.stats} reports. */
 export interface HeapStats {
   backend: string;
@@ -107,7 +125,12 @@ export interface Heap {
   returnIdle(): void;
   wait(array: Int32Array, index: number, value: number, timeoutMs?: number): 'ok' | 'not-equal' | 'timed-out';
   detach(): void;
+  /** Leaves the heap (the same as `detach`); again is harmless; any other use afterwards throws `DETACHED`. */
+  close(): void;
+  [Symbol.dispose](): void;
   readonly isDetached: boolean;
+  /** Reaps the agents of `worker` that did not leave when it exits; false where the backend cannot reap. */
+  watch(worker: WatchableWorker, options?: WatchOptions): boolean;
   reap(agentId: number, options?: { releaseLive?: boolean }): ReapReport & { stashReleased: number };
   setProfile(rung: number): void;
 }

@@ -1,9 +1,11 @@
 /**
  * What every backend's heap offers the same way: views of the heap that are always current (refreshed on
- * access when another agent grew the buffer), this agent's id, and the idle tick run on the event loop.
+ * access when another agent grew the buffer), this agent's id, the idle tick run on the event loop, and the
+ * agent's life: it leaves the heap by itself when its thread ends, `close()` (or `using`) leaves it at
+ * once, and `watch(worker)` recovers a worker that was stopped from outside.
  */
-import { HeapError, describeValue, type AddressSpace } from '@paddock/platform';
-import { TICK_MIN_MS, type HeapHandle } from './types.js';
+import { HeapError, describeValue, onThreadExit, type AddressSpace, type ThreadEnd } from '@paddock/platform';
+import { TICK_MIN_MS, type HeapHandle, type WatchableWorker, type WatchOptions } from './types.js';
 
 /** The heap handle format every backend writes. */
 export const HANDLE_VERSION = 1;
@@ -24,6 +26,11 @@ export function checkHandle(handle: HeapHandle, backend: string): void {
   }
 }
 
+/** The error every use of a heap object gets once its agent has left the heap. */
+export function closedError(): HeapError {
+  return new HeapError('DETACHED', 'this heap object is closed (its agent left the heap); attach again to use the heap');
+}
+
 export abstract class HeapViews {
   /** The address space underneath (views, reserve, commit). */
   abstract readonly space: AddressSpace;
@@ -31,11 +38,88 @@ export abstract class HeapViews {
   abstract tick(): number;
   /** Whether the agent has left the heap (its idle timers then stop). */
   abstract readonly isDetached: boolean;
+  /** Leaves the heap: see the backends. */
+  abstract detach(): void;
+  /** The thread is ending by an exception nobody caught: leave what there is for a reaper (backend's choice). */
+  protected abstract threadCrashed(): void;
+  /** Reaps the agents that ran on the thread with key `thread` and did not leave; returns how many. */
+  protected abstract reapThread(thread: number, options: WatchOptions): number;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private dataView: DataView | null = null;
+  private unhookExit: (() => void) | null = null;
+  private watched: WeakSet<object> | null = null;
+
+  /**
+   * Called once by each backend's constructor: in a Node worker, this agent leaves the heap when its thread
+   * ends by itself (the event loop runs dry, `process.exit()`, the port closes): everything it holds is
+   * flushed, its empty arenas go back and the rest is handed over. A thread ended by an uncaught exception is
+   * left for a reaper instead (it may have stopped half way through an update), see {@link watch}.
+   */
+  protected leaveWithThread(): void {
+    this.unhookExit = onThreadExit((end: ThreadEnd) => {
+      this.unhookExit = null;
+      if (this.isDetached) return;
+      try {
+        if (end === 'crashed') this.threadCrashed();
+        else this.detach();
+      } catch {
+        // The thread is ending and nobody could catch this: what could not be handed over is a reaper's.
+      }
+    });
+  }
+
+  /** Forgets the thread-exit hook (the agent left some other way). */
+  protected forgetThreadExit(): void {
+    this.unhookExit?.();
+    this.unhookExit = null;
+  }
+
+  /**
+   * Leaves the heap now: the same as {@link detach}. Calling it again does nothing; every other use of this
+   * object afterwards throws a `HeapError` with code `DETACHED`.
+   */
+  close(): void {
+    this.detach();
+  }
+
+  /** `using heap = attachHeap(handle)` closes the heap at the end of the block. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /**
+   * Ties a worker to the agents it runs: when `worker` exits for any reason (`terminate()`, an uncaught
+   * exception, `process.exit`), every agent of its thread that did not leave the heap by itself is reaped by
+   * this agent (its arenas checked and adopted, its cache and chains sent home, its inbox drained). Its live
+   * blocks stay live (another agent may hold them) unless `releaseLive` is set. Watching a worker twice
+   * does nothing more. Returns whether this backend can reap (the classic pool cannot: it returns false).
+   * @throws TypeError when `worker` is not a `worker_threads` Worker; HeapError DETACHED once closed.
+   */
+  watch(worker: WatchableWorker, options: WatchOptions = {}): boolean {
+    if (this.isDetached) throw closedError();
+    const w = worker as { threadId?: unknown; once?: unknown };
+    if (w === null || typeof w !== 'object' || typeof w.threadId !== 'number' || typeof w.once !== 'function') {
+      throw new TypeError(`watch takes a worker_threads Worker, got ${describeValue(worker)}`);
+    }
+    if (w.threadId < 0) throw new RangeError('watch: the worker has exited already (its threadId is -1)');
+    if (options === null || typeof options !== 'object') throw new TypeError('watch options must be an object');
+    this.watched ??= new WeakSet();
+    if (this.watched.has(worker)) return this.canReap;
+    this.watched.add(worker);
+    const thread = w.threadId + 1; // the key the worker's agents recorded (see threadKey)
+    const releaseLive = options.releaseLive === true;
+    worker.once('exit', () => {
+      if (!this.isDetached) this.reapThread(thread, { releaseLive });
+    });
+    return this.canReap;
+  }
+
+  /** Whether {@link watch} reaps anything on this backend. */
+  protected abstract readonly canReap: boolean;
 
   /** Runs {@link tick} on this agent's event loop with unref'd timers (they never keep a process alive). */
   startIdle(): void {
+    if (this.isDetached) throw closedError();
     if (this.idleTimer !== null) return;
     const visit = () => {
       this.idleTimer = null;
@@ -59,26 +143,31 @@ export abstract class HeapViews {
   }
   /** Bytes view of the heap, current (refreshed if another agent grew the buffer). */
   get u8(): Uint8Array {
+    if (this.isDetached) throw closedError();
     this.space.refresh();
     return this.space.u8;
   }
   /** Int32 view of the heap, current. Index with `ptr >>> 2`. */
   get i32(): Int32Array {
+    if (this.isDetached) throw closedError();
     this.space.refresh();
     return this.space.i32;
   }
   /** Uint32 view of the heap, current. */
   get u32(): Uint32Array {
+    if (this.isDetached) throw closedError();
     this.space.refresh();
     return this.space.u32;
   }
   /** Float64 view of the heap, current. Index with `ptr >>> 3`. */
   get f64(): Float64Array {
+    if (this.isDetached) throw closedError();
     this.space.refresh();
     return this.space.f64;
   }
   /** A DataView over the heap, current (the same object until the buffer grows). */
   get view(): DataView {
+    if (this.isDetached) throw closedError();
     this.space.refresh();
     const bytes = this.space.viewBytes;
     if (this.dataView === null || this.dataView.byteLength !== bytes) this.dataView = new DataView(this.space.buffer, 0, bytes);

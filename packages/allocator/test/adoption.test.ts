@@ -11,16 +11,20 @@ describe('concurrent adoption', () => {
     const left = await Promise.all(leavers.map((w) => nextMessage<{ kind: string; slot: number; blocks: number[] }>(w, (m) => m.kind === 'left')));
     await Promise.all(leavers.map((w) => w.terminate()));
     left.forEach((l, i) => l.blocks.forEach((p, k) => expect(heap.u32[p >>> 2]).toBe(i * 1000 + k)));
-    // Free everything the leavers owned: into this agent's cache, then home to the detached owners' inboxes.
-    for (const l of left) for (const p of l.blocks) heap.free(p);
-    heap.flushCache();
-    heap.flush();
+    // The leavers left with every block live: only the adopters' ticks take them over.
     const gate = new SharedArrayBuffer(12);
     const g = new Int32Array(gate);
     const adopters = [0, 1, 2].map(() => startWorker('adopt.mjs', { handle: heap.handle, role: 'adopter', gate }));
     while (Atomics.load(g, 1) < 3) await new Promise((r) => setTimeout(r, 2));
     Atomics.store(g, 0, 1);
     Atomics.notify(g, 0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(heap.stats().adoptedSlots).toEqual([]);
+    // Free everything the leavers owned: into this agent's cache, then to whoever took each owner over.
+    for (const l of left) for (const p of l.blocks) heap.free(p);
+    heap.flushCache();
+    heap.flush();
+    expect(heap.stats().adoptedSlots).toEqual([]); // every owner had been taken over: the frees went to them
     await new Promise((r) => setTimeout(r, 300));
     const reports = adopters.map((w) => nextMessage<{ kind: string; slots: number[]; liveBytes: number }>(w, (m) => m.kind === 'adopted'));
     Atomics.store(g, 2, 1);

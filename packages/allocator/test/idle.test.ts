@@ -195,7 +195,7 @@ describe('an agent that died while opening a region', () => {
     expect(heap.engine.regions.regionList()).toHaveLength(1);
     const w = startWorker('die-opening-region.mjs', { handle: heap.handle });
     const dying = await nextMessage<{ kind: string; agentId: number; region: number }>(w, (m) => m.kind === 'dying');
-    await new Promise((r) => w.once('exit', r));
+    await w.terminate();
     expect(heap.engine.regions.regionList()).toHaveLength(1); // the dead agent never listed it
     expect(heap.space.isReserved(dying.region, 64 << 20)).toBe(true);
     heap.reap(dying.agentId);

@@ -8,11 +8,14 @@
  * agent can find and recover all three.
  *
  * Int32 words from the area's base:
- *   0 magic 'PAGT'   1 agent id   2 state (1 live, 2 detached, 3 reaped)   3 owner slot (0: none)
+ *   0 magic 'PAGT'   1 agent id   2 state (1 live, 2 detached, 3 reaped, 4 crashed, 5 vacant, 6 being claimed)
+ *   3 owner slot (0: none)
  *   4 next area on the list   5 chain map address (the inline map until it grows)   6 chain map capacity
  *   7 stash entries   8..23 cache count per class   24..39 cache depth per class
  *   40 flush phase (1 while a chain is being turned into runs and pushed)   41 its owner   42 its objects
  *   43 a region being opened   44 an arena being laid out   45 a cached block being sent home (0 when none)
+ *   46 the agent's thread key (Node: threadId + 1; 0 where the host has none), so a parent finds it by its Worker
+ *   48..63 always zero (see G_ZERO)
  * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
  * committed bytes]), then the flush scratch (the up to 32 objects of the chain being flushed).
@@ -21,6 +24,16 @@ export const AGENT_MAGIC = 0x54474150 | 0; // 'PAGT'
 export const AGENT_LIVE = 1;
 export const AGENT_DETACHED = 2;
 export const AGENT_REAPED = 3;
+/** Its thread ended by an exception nobody caught: it did not detach, and waits to be reaped. */
+export const AGENT_CRASHED = 4;
+/**
+ * Its agent has left and nothing reads the area any more (a detach or a reap finished): a new agent may
+ * claim it (one CAS to {@link AGENT_CLAIMING}) instead of reserving another, so agents that come and go do
+ * not grow the heap. Everything but the first page is decommitted.
+ */
+export const AGENT_VACANT = 5;
+/** Claimed by a new agent that is still laying it out (it becomes live when done). */
+export const AGENT_CLAIMING = 6;
 
 export const G_MAGIC = 0;
 export const G_AGENT_ID = 1;
@@ -41,6 +54,14 @@ export const G_OPENING_REGION = 43;
 export const G_OPENING_ARENA = 44;
 /** A block the thread cache is sending home right now (off the cache, maybe not yet on a list), for a reaper. */
 export const G_ROUTING = 45;
+/** The agent's thread key (see `threadKey` in the platform layer). */
+export const G_THREAD = 46;
+/**
+ * Sixteen words nobody ever writes: a heap object that has left points its cache counts and depths here, so its
+ * inlined malloc and free find an empty cache that takes nothing (the area itself may belong to another agent
+ * by then). The first page is never decommitted, and a new layout zeroes it again.
+ */
+export const G_ZERO = 48;
 
 /** Slots per class in the cache stacks (the profile's deepest cache). */
 export const CACHE_STRIDE = 512;

@@ -8,7 +8,7 @@
  * owning agent, so they need no atomics; other agents reach an owner only through its inbox, one CAS per
  * batch. See docs/design/arena.md for the invariants.
  */
-import { GRANULE, HeapError, bitMask, formatAddress, popcount32, type AddressSpace } from '@paddock/platform';
+import { GRANULE, HeapError, bitMask, formatAddress, popcount32, threadKey, type AddressSpace } from '@paddock/platform';
 import type { ResolvedProfile } from '@paddock/profile';
 import type { Regions } from '@paddock/region';
 import type { Registry } from '@paddock/registry';
@@ -58,6 +58,7 @@ import {
 } from './layout.js';
 import { CLASS_COUNT, MAX_CLASS_SIZE, classIndex } from './size-class.js';
 import {
+  AGENT_CRASHED,
   AGENT_DETACHED,
   AGENT_LIVE,
   AGENT_REAPED,
@@ -77,16 +78,21 @@ import {
   G_OPENING_REGION,
   G_OWNER_SLOT,
   G_ROUTING,
+  G_AGENT_ID,
   G_STATE,
+  G_THREAD,
   INLINE_MAP_OFFSET,
   INLINE_MAP_OWNERS,
+  agentAreas,
   createAgentArea,
   findAgentArea,
+  vacateAgentArea,
 } from './agent-area.js';
 
 /** Owner-slot states (the registry's state word). */
 export const SLOT_LIVE = 0;
 export const SLOT_DETACHED = 1;
+/** Its agent died without detaching (its thread crashed): it must be reaped (checked), not just adopted. */
 export const SLOT_ORPHANED = 2;
 /** Adopted: `SLOT_ADOPTED | adopter slot << 8`. */
 export const SLOT_ADOPTED = 4;
@@ -213,6 +219,19 @@ export class ArenaHeap {
   detached = false;
   /** Arenas whose dirty units reached the sweep threshold, with the time they did (ms). */
   private readonly sweepsDue = new Map<number, number>();
+  /**
+   * Arenas this agent adopted from an agent that left and has not allocated from since: a slab released in
+   * one is decommitted at once and the arena goes back to its region as soon as it is empty, because nobody
+   * is about to reuse them (the sweep delay is for an owner's own churn).
+   */
+  private readonly inherited = new Set<number>();
+  /** The registry's departure count when this agent last looked for owners to take over. */
+  private seenDepartures = 0;
+  /**
+   * Called with a dead agent's area once {@link reapAgent} has recovered its arenas, cache and chains (the
+   * large tier releases its stashed mappings); set by the layer above.
+   */
+  onReaped: ((area: number) => void) | null = null;
   private pendingOwners = new Int32Array(16);
   private pendingCount = 0;
   private readonly scratch = new Float64Array(CHAIN_FLUSH);
@@ -234,7 +253,7 @@ export class ArenaHeap {
     this.i32 = space.i32;
     this.u32 = space.u32;
     this.viewBytes = space.viewBytes;
-    this.agentArea = createAgentArea(space, regions.userWord(AGENT_LIST_WORD), space.agentId);
+    this.agentArea = createAgentArea(space, regions.userWord(AGENT_LIST_WORD), space.agentId, threadKey());
     this.sync();
     regions.progressWord = this.agentArea + G_OPENING_REGION * 4;
     this.mapWord = this.u32[(this.agentArea >>> 2) + G_MAP_ADDR]! >>> 2;
@@ -373,6 +392,8 @@ export class ArenaHeap {
       const u = span === 1 ? this.findUnit(base) : this.findRun(base, span);
       if (u >= 0) return this.initSlab(base, u, span, cls);
     }
+    // Before carving: owners that left may have arenas with room (and frees waiting for someone to take them).
+    if (this.registry.departures() !== this.seenDepartures && this.adoptOrphans() !== 0) return this.reserveSpan(span, cls);
     const base = this.newArena();
     const u = span === 1 ? this.findUnit(base) : this.findRun(base, span);
     return this.initSlab(base, u, span, cls);
@@ -436,6 +457,7 @@ export class ArenaHeap {
 
   private initSlab(base: number, u: number, span: number, cls: number): number {
     const hb = base >>> 2;
+    if (this.inherited.size !== 0) this.inherited.delete(base); // allocated from: a working arena again
     let i32 = this.i32;
     let clean = 0;
     let taken = 0;
@@ -707,11 +729,11 @@ export class ArenaHeap {
   /** Flushes every pending chain to its owner's inbox. Returns the objects sent. */
   flushChains(): number {
     let sent = 0;
-    for (let i = 0; i < this.pendingCount; i++) {
-      const owner = this.pendingOwners[i]!;
+    // Taken from the end one at a time: a flush that takes a departed owner over may free (and note) more.
+    while (this.pendingCount > 0) {
+      const owner = this.pendingOwners[--this.pendingCount]!;
       if (this.u32[this.mapWord + 2 * owner + 1]! > 0) sent += this.flushChain(owner);
     }
-    this.pendingCount = 0;
     return sent;
   }
 
@@ -721,10 +743,14 @@ export class ArenaHeap {
    * the whole list onto the owner's inbox with one CAS.
    */
   private flushChain(owner: number): number {
+    // First, where the batch goes: taking a departed owner over may itself flush and drain, so it happens
+    // before this chain is read (it may have been sent meanwhile).
+    const home = this.homeOf(owner);
     const u32 = this.u32;
     const list = this.scratch;
     let n = 0;
     const e = this.mapWord + 2 * owner;
+    if (u32[e] === 0) return 0;
     const aw = this.agentArea >>> 2;
     const sw = (this.agentArea + FLUSH_OFFSET) >>> 2;
     for (let p = u32[e]!; p !== 0 && n < CHAIN_FLUSH; p = u32[p >>> 2]!) {
@@ -767,9 +793,37 @@ export class ArenaHeap {
       prevTail = tail;
       i = j + 1;
     }
-    this.registry.pushInbox(owner, firstTail, prevTail);
+    this.registry.pushInbox(home, firstTail, prevTail);
     Atomics.store(this.i32, aw + G_FLUSH_PHASE, 0);
+    // Ours now (we just took the owner over): reclaim at once. Otherwise look again: an owner that left after
+    // we read its state is taken over here, so a batch never waits in the inbox of an owner that is gone.
+    if (home === this.slot) this.drain();
+    else this.homeOf(home);
     return n;
+  }
+
+  /**
+   * The owner slot whose inbox takes frees meant for `owner`: `owner` while it lives; the agent that took it
+   * over if it left (followed through takeovers of takeovers); this agent's own slot when `owner` had left
+   * and nobody had taken it over yet, because then this agent takes it over here (one CAS decides who: see
+   * docs/design/arena.md, "Agents that leave").
+   */
+  private homeOf(owner: number): number {
+    let slot = owner;
+    for (let hops = 0; hops < 1024; hops++) {
+      if (slot === this.slot) return slot;
+      const state = this.registry.slotState(slot);
+      if ((state & SLOT_ADOPTED) !== 0) {
+        slot = state >>> 8;
+      } else if (state === SLOT_DETACHED) {
+        if (this.adoptSlot(slot, state)) return this.slot;
+      } else if (state === SLOT_ORPHANED) {
+        this.reapOwner(slot);
+      } else {
+        return slot;
+      }
+    }
+    throw new HeapError('CORRUPTION', `owner slot ${owner}: its takeovers do not end in a live owner`);
   }
 
   // ---- drain -------------------------------------------------------------------------------------
@@ -862,7 +916,7 @@ export class ArenaHeap {
       // Retained: the units stay committed for the next large block; the sweep leaves them alone.
       setBitRange(i32, hb + A_RETAINED_BITS, u, span);
       i32[hb + A_RETAINED_UNITS] += span;
-    } else if (span >= this.decommitSpan) {
+    } else if (span >= this.decommitSpan || (this.inherited.size !== 0 && this.inherited.has(base))) {
       this.space.decommit(base + (u << UNIT_SHIFT), span << UNIT_SHIFT);
     } else {
       setBitRange(i32, hb + A_DIRTY_BITS, u, span);
@@ -960,7 +1014,8 @@ export class ArenaHeap {
    * bench's producer-consumer: 248,006 page faults in one run, 265-306 arenas released per producer; docs/design/arena.md).
    */
   private arenaEmptied(base: number): void {
-    this.sweepsDue.set(base, performance.now());
+    if (this.inherited.size !== 0 && this.inherited.delete(base)) this.releaseArena(base);
+    else this.sweepsDue.set(base, performance.now());
   }
 
   /** Gives an empty arena back to its region: its magic is cleared first so stale pointers are refused. */
@@ -977,9 +1032,10 @@ export class ArenaHeap {
 
   /**
    * What an idle agent gives back of its arenas: current slabs with nothing live are released, every dirty
-   * unit is decommitted, and empty arenas go back to their regions but one spare (header pages only).
+   * unit is decommitted, and empty arenas go back to their regions but one spare (header pages only), or
+   * all of them when `keepSpare` is false (an agent that leaves).
    */
-  releaseIdle(): void {
+  releaseIdle(keepSpare = true): void {
     for (let cls = 0; cls < CLASS_COUNT; cls++) {
       const s = this.current[cls]!;
       if (s === 0) continue;
@@ -994,13 +1050,19 @@ export class ArenaHeap {
     for (const base of [...this.arenas]) if (this.arenas.includes(base)) this.sweep(base);
     const i32 = this.i32;
     const empty = this.arenas.filter((a) => i32[(a >>> 2) + A_FREE_UNITS] === this.usableUnits);
-    for (let i = 1; i < empty.length; i++) this.releaseArena(empty[i]!);
+    for (let i = keepSpare ? 1 : 0; i < empty.length; i++) this.releaseArena(empty[i]!);
   }
 
   /**
    * Hands this agent's arenas over for adoption: its current slabs stop being current (empty ones are
    * released, ones with room go onto their partial lists), and its owner slot and agent area are marked
    * detached. Chains, cache and inbox must already be flushed and drained by the caller.
+   *
+   * A free may reach an inbox of this agent (its own, or one of a slot it took over) after the last drain and
+   * before the slot reads detached. So after marking it, the inboxes are read once more: if one holds a batch,
+   * the slot is taken back (a CAS from detached to live; failing it means another agent has already taken the
+   * slot over, and with it the batch), drained, and marked again. A flusher reads the state after its push,
+   * so every batch is seen by this agent or by the one that takes the slot over (docs/design/arena.md).
    */
   detachOwner(): void {
     for (let cls = 0; cls < CLASS_COUNT; cls++) {
@@ -1017,8 +1079,56 @@ export class ArenaHeap {
         this.pushPartial(base, s, cls);
       }
     }
-    if (this.slot !== 0) this.registry.setSlotState(this.slot, SLOT_DETACHED);
     Atomics.store(this.i32, (this.agentArea >>> 2) + G_STATE, AGENT_DETACHED);
+    while (this.slot !== 0) {
+      this.registry.setSlotState(this.slot, SLOT_DETACHED);
+      this.registry.noteDeparture();
+      if (!this.inboxesHoldBatches()) break;
+      if (this.registry.casSlotState(this.slot, SLOT_DETACHED, SLOT_LIVE) !== SLOT_DETACHED) break; // taken over
+      this.drain();
+      this.releaseIdle(false);
+    }
+    // Nothing of the area is needed any more (cache, chains and stash are empty): a grown chain map goes back,
+    // and the area is left for the next agent that attaches.
+    const map = this.mapWord << 2;
+    if (map !== this.agentArea + INLINE_MAP_OFFSET) this.space.release(map, Math.ceil((this.mapCap * 8) / GRANULE) * GRANULE);
+    vacateAgentArea(this.space, this.agentArea);
+  }
+
+  /**
+   * Marks this agent as crashed (its thread is ending by an exception nobody caught, so its state may be
+   * half-updated): it does not detach; any agent's idle visit, the next agent that needs memory or frees to
+   * it, or the parent's `watch`, reaps it with every check. Nothing is called on it afterwards.
+   */
+  markCrashed(): void {
+    this.detached = true;
+    if (Atomics.compareExchange(this.i32, (this.agentArea >>> 2) + G_STATE, AGENT_LIVE, AGENT_CRASHED) !== AGENT_LIVE) return;
+    if (this.slot !== 0) this.registry.casSlotState(this.slot, SLOT_LIVE, SLOT_ORPHANED);
+    this.registry.noteDeparture();
+  }
+
+  /**
+   * Agent ids of the agents that ran on the thread whose key is `thread` (see the platform's `threadKey`)
+   * and have not left: live ones, and crashed ones not reaped yet.
+   */
+  agentsOnThread(thread: number): number[] {
+    const ids: number[] = [];
+    if (thread === 0) return ids;
+    for (const area of agentAreas(this.space, this.regions.userWord(AGENT_LIST_WORD))) {
+      const w = area >>> 2;
+      const state = Atomics.load(this.i32, w + G_STATE);
+      if (this.i32[w + G_THREAD] === thread && (state === AGENT_LIVE || state === AGENT_CRASHED)) ids.push(this.i32[w + G_AGENT_ID]!);
+    }
+    return ids;
+  }
+
+  /** Whether this agent's inbox, or that of a slot it took over, holds a batch. */
+  private inboxesHoldBatches(): boolean {
+    if (Atomics.load(this.i32, this.inbox) !== 0) return true;
+    for (let i = 0; i < this.adopted.length; i++) {
+      if (Atomics.load(this.i32, this.registry.inboxAddress(this.adopted[i]!) >>> 2) !== 0) return true;
+    }
+    return false;
   }
 
   /**
@@ -1027,21 +1137,73 @@ export class ArenaHeap {
    * on. Returns the slots adopted.
    */
   adoptOrphans(): number {
-    const count = this.registry.ownerCount();
+    const departures = this.registry.departures();
+    if (departures === this.seenDepartures) return 0;
+    this.seenDepartures = departures; // read first: a departure counted from here on is seen next time
     let adopted = 0;
+    // Agents whose thread crashed: reaped (checked), whether or not they ever owned an arena.
+    for (const area of agentAreas(this.space, this.regions.userWord(AGENT_LIST_WORD))) {
+      if (area !== this.agentArea && Atomics.load(this.i32, (area >>> 2) + G_STATE) === AGENT_CRASHED) {
+        if (this.reapArea(area)) adopted++;
+      }
+    }
+    const count = this.registry.ownerCount();
     for (let slot = 1; slot <= count; slot++) {
       if (slot === this.slot) continue;
       const state = this.registry.slotState(slot);
-      if (state !== SLOT_DETACHED && state !== SLOT_ORPHANED) continue;
-      if (this.slot === 0) this.takeSlot();
-      if (this.registry.casSlotState(slot, state, SLOT_ADOPTED | (this.slot << 8)) !== state) continue;
-      this.adoptArenas(slot);
-      this.adopted.push(slot);
-      this.takeOverAdoptees(slot);
-      adopted++;
+      if (state === SLOT_DETACHED && this.adoptSlot(slot, state)) adopted++;
     }
-    if (adopted !== 0) this.drain();
     return adopted;
+  }
+
+  /**
+   * Takes over owner slot `slot`, which left (state `state`, detached): one CAS on its state claims it,
+   * then its arenas name this agent as owner, the slots it had taken over become this agent's, and its inbox
+   * is drained with this agent's from now on. Arenas that are or become empty go back to their regions at
+   * once. Returns false when another agent claimed it first.
+   */
+  private adoptSlot(slot: number, state: number): boolean {
+    if (this.slot === 0) this.takeSlot();
+    if (this.registry.casSlotState(slot, state, SLOT_ADOPTED | (this.slot << 8)) !== state) return false;
+    this.adoptArenas(slot);
+    this.adopted.push(slot);
+    this.takeOverAdoptees(slot);
+    this.drain();
+    this.releaseInherited();
+    return true;
+  }
+
+  /** Reaps the crashed agent whose area is `area` (see {@link reapAgent}); false when another agent got to it first. */
+  private reapArea(area: number): boolean {
+    const id = this.i32[(area >>> 2) + G_AGENT_ID]!;
+    try {
+      this.reapAgent(id);
+      return true;
+    } catch (err) {
+      if (err instanceof RangeError) return false; // reaped meanwhile by another agent
+      throw err;
+    }
+  }
+
+  /** Reaps the crashed agent that holds owner slot `slot` (whoever gets there first; the state then moves on). */
+  private reapOwner(slot: number): void {
+    for (const area of agentAreas(this.space, this.regions.userWord(AGENT_LIST_WORD))) {
+      if (this.i32[(area >>> 2) + G_OWNER_SLOT] === slot && area !== this.agentArea) {
+        if (Atomics.load(this.i32, (area >>> 2) + G_STATE) === AGENT_CRASHED) this.reapArea(area);
+        return;
+      }
+    }
+  }
+
+  /** Releases the inherited arenas that are empty now and sweeps the dirty units of the others. */
+  private releaseInherited(): void {
+    for (const base of [...this.inherited]) {
+      if (!this.arenas.includes(base)) this.inherited.delete(base);
+      else if (this.i32[(base >>> 2) + A_FREE_UNITS] === this.usableUnits) {
+        this.inherited.delete(base);
+        this.releaseArena(base);
+      } else if (this.i32[(base >>> 2) + A_DIRTY_UNITS] !== 0) this.sweep(base);
+    }
   }
 
   /**
@@ -1085,7 +1247,10 @@ export class ArenaHeap {
     Atomics.store(this.i32, (this.agentArea >>> 2) + G_OWNER_SLOT, this.slot);
   }
 
-  /** Takes over every arena owned by `slot`: retained units are decommitted (their ledger is gone). */
+  /**
+   * Takes over every arena owned by `slot`: retained units are decommitted (their ledger is gone). They are
+   * inherited (see {@link inherited}) until this agent allocates from them.
+   */
   private adoptArenas(slot: number): number {
     let n = 0;
     for (const base of this.regions.carvedArenas()) {
@@ -1095,8 +1260,8 @@ export class ArenaHeap {
       Atomics.store(this.i32, hb + A_KIND_OWNER, KIND_ARENA | (this.slot << 8));
       this.dropRetained(base);
       this.arenas.push(base);
+      this.inherited.add(base);
       n++;
-      if (this.i32[hb + A_FREE_UNITS] === this.usableUnits) this.arenaEmptied(base);
     }
     return n;
   }
@@ -1123,7 +1288,8 @@ export class ArenaHeap {
     if (area === this.agentArea) throw new RangeError('an agent cannot reap itself');
     this.sync();
     const aw = area >>> 2;
-    if (Atomics.compareExchange(this.i32, aw + G_STATE, AGENT_LIVE, AGENT_REAPED) !== AGENT_LIVE) {
+    const was = Atomics.load(this.i32, aw + G_STATE);
+    if ((was !== AGENT_LIVE && was !== AGENT_CRASHED) || Atomics.compareExchange(this.i32, aw + G_STATE, was, AGENT_REAPED) !== was) {
       throw new RangeError(`agent ${agentId} is not live (it detached or was reaped already)`);
     }
     if (this.slot === 0) this.takeSlot();
@@ -1156,7 +1322,8 @@ export class ArenaHeap {
           this.repairArena(base);
         }
       }
-      if (this.registry.casSlotState(dead, SLOT_LIVE, SLOT_ADOPTED | (this.slot << 8)) === SLOT_LIVE) {
+      const slotWas = this.registry.slotState(dead); // live, or orphaned when its thread crashed
+      if ((slotWas === SLOT_LIVE || slotWas === SLOT_ORPHANED) && this.registry.casSlotState(dead, slotWas, SLOT_ADOPTED | (this.slot << 8)) === slotWas) {
         const before = new Set(this.arenas);
         report.arenasAdopted = this.adoptArenas(dead);
         this.adopted.push(dead);
@@ -1237,8 +1404,12 @@ export class ArenaHeap {
     report.chainObjects = held.length;
     this.flushChains();
     this.drain();
-    // The dead agent's area keeps its header page (the agent list runs through it); the rest goes back.
-    this.space.decommit(area + 4096, AGENT_AREA_COMMIT - 4096);
+    if (this.onReaped !== null) this.onReaped(area);
+    // Whatever of its arenas is empty now goes back to the regions; the rest goes as its blocks are freed.
+    this.releaseInherited();
+    // The dead agent's area keeps its header page (the agent list runs through it); the rest goes back, and a
+    // new agent may lay it out again.
+    vacateAgentArea(this.space, area);
     report.quarantinedBytes = this.quarantinedBytes - quarantinedBefore;
     return report;
   }
@@ -1252,6 +1423,7 @@ export class ArenaHeap {
     let dropped = 0;
     let quarantined = false;
     for (let u = HEADER_UNITS; u < this.units; ) {
+      if (this.arenas.indexOf(base) < 0) break; // the arena itself went back with its last slab
       const ri = recordIndex(base, u);
       const info = i32[ri + R_INFO]!;
       if ((info & STATE_MASK) !== STATE_HEAD) {
@@ -1268,7 +1440,6 @@ export class ArenaHeap {
       const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
       if ((info & FLAG_PARTIAL) !== 0) this.unlinkPartial(base, base + (u << UNIT_SHIFT), cls);
       i32[ri + R_LIVE] = 0;
-      if (this.arenas.indexOf(base) < 0) break; // the arena itself went back with its last slab
       this.releaseSlab(base, u, span, false);
       u += span;
     }

@@ -14,6 +14,7 @@ export interface NativePageReturn {
 
 interface NodeProcess {
   getBuiltinModule?: (name: string) => unknown;
+  on?: (event: string, listener: (...args: unknown[]) => void) => unknown;
   memoryUsage?: { rss?: () => number };
   env?: Record<string, string | undefined>;
   platform?: string;
@@ -71,4 +72,70 @@ export function rss(): number | null {
 /** Milliseconds from a monotonic clock. */
 export function now(): number {
   return performance.now();
+}
+
+/**
+ * This thread's key among the agents of one process: Node's `threadId` plus one (1 for the main thread, the
+ * same number a `Worker` object shows as `threadId` plus one on the parent's side), or 0 where the host has no
+ * such id (a browser). An agent records it so that its parent can find it from the `Worker` object alone.
+ */
+export function threadKey(): number {
+  const threads = nodeWorkerThreads();
+  return threads === null ? 0 : threads.threadId + 1;
+}
+
+/** Whether this agent runs in a Node worker thread (not the main thread, not a browser). */
+export function inNodeWorker(): boolean {
+  const threads = nodeWorkerThreads();
+  return threads !== null && !threads.isMainThread;
+}
+
+interface WorkerThreads {
+  threadId: number;
+  isMainThread: boolean;
+}
+
+function nodeWorkerThreads(): WorkerThreads | null {
+  if (!nodeProcess || typeof nodeProcess.getBuiltinModule !== 'function') return null;
+  try {
+    return nodeProcess.getBuiltinModule('node:worker_threads') as WorkerThreads;
+  } catch {
+    return null;
+  }
+}
+
+/** How a thread ended, as {@link onThreadExit} tells its listeners. */
+export type ThreadEnd = 'normal' | 'crashed';
+
+const exitListeners = new Set<(end: ThreadEnd) => void>();
+let exitHooked = false;
+let crashed = false;
+
+/**
+ * Calls `listener` once, synchronously, when this Node worker thread ends by itself: its event loop runs dry,
+ * it calls `process.exit()`, it closes its port, or an exception nobody caught ends it (`'crashed'`: the
+ * thread may have stopped in the middle of anything). A thread stopped from outside (`worker.terminate()`)
+ * runs no code at all, so nothing is called then. Returns a function that removes the listener; on the
+ * main thread and in browsers nothing is registered (returns a no-op).
+ */
+export function onThreadExit(listener: (end: ThreadEnd) => void): () => void {
+  if (!inNodeWorker() || typeof nodeProcess?.on !== 'function') return () => {};
+  if (!exitHooked) {
+    exitHooked = true;
+    // The monitor event sees an uncaught exception without handling it (the thread still ends as it would).
+    nodeProcess.on('uncaughtExceptionMonitor', () => {
+      crashed = true;
+    });
+    nodeProcess.on('exit', () => {
+      const end: ThreadEnd = crashed ? 'crashed' : 'normal';
+      for (const l of [...exitListeners]) {
+        exitListeners.delete(l);
+        l(end);
+      }
+    });
+  }
+  exitListeners.add(listener);
+  return () => {
+    exitListeners.delete(listener);
+  };
 }

@@ -36,4 +36,14 @@ export {
 export { WASM_PAGE, type BackingKind } from './backing.js';
 export { bitMask, popcount32 } from './bits.js';
 export { HeapError, describeValue, formatAddress, formatBytes, type HeapErrorCode } from './errors.js';
-export { loadNativePageReturn, nativePageReturnError, now, rss, type NativePageReturn } from './host.js';
+export {
+  inNodeWorker,
+  loadNativePageReturn,
+  nativePageReturnError,
+  now,
+  onThreadExit,
+  rss,
+  threadKey,
+  type NativePageReturn,
+  type ThreadEnd,
+} from './host.js';

@@ -4,7 +4,9 @@
  * Registry root (one reserved granule, first page committed; its address is root word 1), Int32 words:
  *
  *   0 magic 'PDRR'   1 version   2 slots taken (the last slot handed out; slots start at 1)
- *   3 segments appended   4 first segment (0 = none yet)   5 append races lost   6..15 reserved (0)
+ *   3 segments appended   4 first segment (0 = none yet)   5 append races lost
+ *   6 departures (owners that left or agents that died, counted; agents compare it with what they saw last)
+ *   7..15 reserved (0)
  *
  * Segment (one reserved granule, first two pages committed), Int32 words, then 256 slot records:
  *
@@ -39,6 +41,7 @@ const G_SLOTS = 2;
 const G_SEGMENTS = 3;
 const G_FIRST = 4;
 const G_LOST = 5;
+const G_DEPARTURES = 6;
 /** Bytes of the registry root in use. */
 export const REGISTRY_ROOT_BYTES = 64;
 
@@ -139,6 +142,19 @@ export class Registry {
   /** Owner slots taken so far, by all agents (the highest slot number handed out). */
   ownerCount(): number {
     return Atomics.load(this.space.i32, this.gw + G_SLOTS);
+  }
+
+  /**
+   * Counts one departure (an owner that detached, an agent that died): agents that look for owners to take
+   * over read this first and walk the slots only when it moved since they last looked.
+   */
+  noteDeparture(): void {
+    Atomics.add(this.space.i32, this.gw + G_DEPARTURES, 1);
+  }
+
+  /** Departures counted so far, by all agents (see {@link noteDeparture}). */
+  departures(): number {
+    return Atomics.load(this.space.i32, this.gw + G_DEPARTURES);
   }
 
   /** Segments appended so far, by all agents. */

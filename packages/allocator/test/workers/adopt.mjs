@@ -25,6 +25,8 @@ if (role === 'leaver') {
   heap.tick();
   heap.check();
   const s = heap.stats();
-  // No detach here: an adopter that detached first would (rightly) be adopted by a slower one.
+  // No detach here: an adopter that detached first would (rightly) be adopted by a slower one. So it stays
+  // until terminated (ending by itself would detach it too).
   parentPort.postMessage({ kind: 'adopted', slots: s.adoptedSlots, liveBytes: s.liveBytes, arenas: s.arenas });
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
 }

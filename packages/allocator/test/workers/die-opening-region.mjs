@@ -1,5 +1,6 @@
 // An agent that dies in the middle of opening a region: just before the CAS that would put the new
-// region on the list, the worker exits (as a terminate or a crash would stop it there).
+// region on the list, the worker blocks until its parent terminates it (it stops right there, running no
+// more code: a normal exit would detach).
 import { parentPort, workerData } from 'node:worker_threads';
 import { attachHeap } from '@paddock/allocator';
 
@@ -10,7 +11,7 @@ const cas = Atomics.compareExchange;
 Atomics.compareExchange = function (ta, index, expected, value) {
   if (index === listHead && ta.buffer === heap.space.buffer) {
     parentPort.postMessage({ kind: 'dying', agentId: heap.agentId, region: value >>> 0 });
-    process.exit(0);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); // until terminated
   }
   return cas.call(Atomics, ta, index, expected, value);
 };

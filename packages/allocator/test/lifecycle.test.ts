@@ -1,0 +1,225 @@
+// Agents that come and go: a worker that ends by itself leaves the heap, a free that reaches an owner that
+// left is taken over by the freeing agent (exactly once when several race), `watch` reaps a worker that was
+// stopped from outside or crashed, and a closed heap object refuses every use. Real workers throughout.
+import { describe, expect, it } from 'vitest';
+import type { Worker } from 'node:worker_threads';
+import { HeapError } from '@paddock/platform';
+import { attachArenaHeap, createArenaHeap, type ArenaBackedHeap } from '../src/heap.js';
+import { nextMessage, startWorker } from './workers.js';
+
+const MiB = 1024 * 1024;
+
+/**
+ * Resolves with the worker's exit code. Call it before awaiting a message of the worker: the messages a worker
+ * sent just before it ended are delivered in the same task as its 'exit' event.
+ */
+function exited(w: Worker): Promise<number> {
+  return new Promise((resolve) => w.once('exit', resolve));
+}
+
+/** Arenas carved in the whole heap (by any agent) that are laid out. */
+function carvedArenas(heap: ArenaBackedHeap): number {
+  return heap.engine.regions.carvedArenas().length;
+}
+
+describe('a worker that ends by itself', () => {
+  for (const how of ['natural', 'exit', 'close'] as const) {
+    it(`leaves the heap (${how}): its empty arenas are released and their pages returned, no other agent ticking`, async () => {
+      const heap = createArenaHeap({ maxBytes: 1 << 30 });
+      const before = heap.stats().committedBytes;
+      const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'free-all-then-end', bytes: 24 * MiB, how });
+      const gone = exited(w);
+      const freed = await nextMessage<{ kind: string; committed: number; agentId: number; slot: number }>(w, (m) => m.kind === 'freed');
+      expect(freed.committed - before).toBeGreaterThan(8 * MiB); // freed, but not yet given back
+      expect(await gone).toBe(0);
+      expect(carvedArenas(heap)).toBe(0);
+      // Its agent area's first page stays (the list runs through it); nothing else of it is committed.
+      expect(heap.stats().committedBytes - before).toBeLessThanOrEqual(64 * 1024);
+      expect(heap.engine.registry.slotState(freed.slot)).toBe(1); // detached: nothing left to take over
+      expect(() => heap.reap(freed.agentId)).toThrow(RangeError); // it left; there is nothing to reap
+      heap.check();
+    });
+  }
+
+  it('its agent area is laid out again by the next agent, so workers that come and go do not grow the heap', async () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    let committed = 0;
+    for (let round = 0; round < 4; round++) {
+      const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'free-all-then-end', bytes: 2 * MiB, how: 'natural' });
+      await exited(w);
+      if (round === 1) committed = heap.stats().committedBytes;
+      if (round > 1) expect(heap.stats().committedBytes).toBe(committed);
+    }
+    expect(heap.space.agentsOpened).toBe(5);
+    heap.check();
+  });
+});
+
+describe('frees that reach an owner after it left', () => {
+  it('are taken over by the freeing agent, which returns the memory without ticking', async () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hand-over-then-end', count: 3000, size: 1000, tag: 7 });
+    const gone = exited(w);
+    const handed = await nextMessage<{ kind: string; slot: number; blocks: number[] }>(w, (m) => m.kind === 'handed');
+    await gone;
+    expect(carvedArenas(heap)).toBeGreaterThan(0); // its blocks are live: its arenas wait for them
+    handed.blocks.forEach((p, i) => expect(heap.u32[p >>> 2]).toBe(7 + i));
+    for (const p of handed.blocks) heap.free(p);
+    heap.flushCache(); // what the cache took goes home too: to this agent, which owns the arena now
+    heap.flush();
+    expect(heap.stats().adoptedSlots).toEqual([handed.slot]);
+    expect(heap.stats().liveBytes).toBe(0);
+    expect(carvedArenas(heap)).toBe(0); // emptied, and given back at once
+    heap.check();
+  });
+
+  it('are taken over exactly once when several agents free into a departed owner at the same moment', async () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hand-over-then-end', count: 4000, size: 200, tag: 0 });
+    const gone = exited(w);
+    const handed = await nextMessage<{ kind: string; slot: number; blocks: number[] }>(w, (m) => m.kind === 'handed');
+    await gone;
+    const freers = 4;
+    const gate = new SharedArrayBuffer(12);
+    const g = new Int32Array(gate);
+    const share = (k: number) => handed.blocks.filter((_, i) => i % freers === k);
+    const ws = Array.from({ length: freers }, (_, k) => startWorker('lifecycle.mjs', { handle: heap.handle, job: 'free-at-gate', gate, freers, blocks: share(k) }));
+    while (Atomics.load(g, 1) < freers) await new Promise((r) => setTimeout(r, 2));
+    Atomics.store(g, 0, 1);
+    Atomics.notify(g, 0);
+    const reports = await Promise.all(ws.map((x) => nextMessage<{ kind: string; adoptedSlots: number[]; liveBytes: number; arenas: number }>(x, (m) => m.kind === 'freed')));
+    const takers = reports.filter((r) => r.adoptedSlots.includes(handed.slot));
+    expect(takers).toHaveLength(1);
+    expect(reports.reduce((n, r) => n + r.liveBytes, 0)).toBe(0); // every block came home once (a second time throws)
+    const allGone = Promise.all(ws.map(exited));
+    ws.forEach((x) => x.postMessage('go'));
+    await allGone;
+    expect(carvedArenas(heap)).toBe(0);
+    heap.check();
+  });
+});
+
+describe('watch', () => {
+  it('reaps a worker that throws after attaching, releasing its blocks when asked', async () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const before = heap.stats().committedBytes;
+    const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hold-then-throw', bytes: 16 * MiB });
+    expect(heap.watch(w, { releaseLive: true })).toBe(true);
+    const gone = exited(w);
+    w.on('error', () => {}); // the exception is the worker's own
+    const holding = await nextMessage<{ kind: string; agentId: number; committed: number }>(w, (m) => m.kind === 'holding');
+    expect(holding.committed - before).toBeGreaterThan(16 * MiB);
+    expect(await gone).toBe(1); // the watch's own exit listener ran first
+    expect(heap.engine.agentsOnThread(w.threadId + 1)).toEqual([]);
+    expect(() => heap.reap(holding.agentId)).toThrow(/not live/);
+    expect(carvedArenas(heap)).toBe(0);
+    expect(heap.stats().committedBytes - before).toBeLessThanOrEqual(64 * 1024);
+    heap.check();
+  });
+
+  it('reaps a terminated worker; by default its blocks stay live for whoever holds them', async () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hold-then-wait', bytes: 4 * MiB });
+    heap.watch(w);
+    heap.watch(w); // a second watch of the same worker adds nothing
+    const holding = await nextMessage<{ kind: string; agentId: number; blocks: number[] }>(w, (m) => m.kind === 'holding');
+    await w.terminate();
+    expect(() => heap.reap(holding.agentId)).toThrow(/not live/); // watch did it
+    holding.blocks.forEach((p, i) => expect(heap.u32[p >>> 2]).toBe(i));
+    expect(heap.stats().liveBytes).toBeGreaterThanOrEqual(4 * MiB);
+    for (const p of holding.blocks) heap.free(p);
+    heap.flushCache();
+    expect(heap.stats().liveBytes).toBe(0);
+    expect(carvedArenas(heap)).toBe(0);
+    heap.check();
+  });
+
+  it('refuses what is not a worker', () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 28 });
+    expect(() => heap.watch({} as never)).toThrow(TypeError);
+    expect(() => heap.watch(null as never)).toThrow(TypeError);
+    expect(() => heap.watch({ threadId: -1, once() {} })).toThrow(RangeError);
+  });
+});
+
+describe('close', () => {
+  it('twice is harmless, and every use afterwards is refused with DETACHED', () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 28 });
+    const other = attachArenaHeap(heap.handle);
+    const p = other.malloc(64);
+    const big = other.malloc(2 * MiB);
+    other.close();
+    other.close();
+    expect(other.isDetached).toBe(true);
+    const uses: [string, () => unknown][] = [
+      ['malloc', () => other.malloc(64)],
+      ['malloc large', () => other.malloc(4 * MiB)],
+      ['calloc', () => other.calloc(2, 32)],
+      ['realloc', () => other.realloc(p, 128)],
+      ['realloc null', () => other.realloc(0, 128)],
+      ['free', () => other.free(p)],
+      ['free null', () => other.free(0)],
+      ['free large', () => other.free(big)],
+      ['usableSize', () => other.usableSize(p)],
+      ['flush', () => other.flush()],
+      ['drain', () => other.drain()],
+      ['flushCache', () => other.flushCache()],
+      ['purgeRetention', () => other.purgeRetention()],
+      ['stats', () => other.stats()],
+      ['check', () => other.check()],
+      ['tick', () => other.tick()],
+      ['startIdle', () => other.startIdle()],
+      ['returnIdle', () => other.returnIdle()],
+      ['wait', () => other.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0)],
+      ['reap', () => other.reap(1)],
+      ['watch', () => other.watch({ threadId: 1, once() {} })],
+      ['setProfile', () => other.setProfile(3)],
+      ['u8', () => other.u8],
+      ['u32', () => other.u32],
+      ['view', () => other.view],
+    ];
+    for (const [what, use] of uses) {
+      let caught: unknown;
+      try {
+        use();
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught, what).toBeInstanceOf(HeapError);
+      expect((caught as HeapError).code, what).toBe('DETACHED');
+    }
+    // Its blocks are still the heap's: another agent frees them.
+    heap.free(p);
+    heap.free(big);
+    heap.flushCache();
+    heap.flush();
+    expect(heap.stats().liveBytes).toBe(0);
+    heap.check();
+  });
+
+  it('a closed object finds no cache even after a new agent lays out its area again', () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 28 });
+    const first = attachArenaHeap(heap.handle);
+    first.free(first.malloc(64));
+    first.close();
+    const second = attachArenaHeap(heap.handle);
+    expect(second.engine.agentArea).toBe(first.engine.agentArea);
+    const q = second.malloc(64);
+    second.free(q); // into the second agent's cache, in the area the first one left
+    expect(() => first.malloc(64)).toThrow(HeapError); // it must not pop the second agent's block
+    expect(() => first.free(heap.malloc(64))).toThrow(HeapError);
+    expect(second.malloc(64)).toBe(q);
+    second.close();
+  });
+
+  it('using closes the heap at the end of the block', () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 28 });
+    let seen: ArenaBackedHeap | undefined;
+    {
+      using h = attachArenaHeap(heap.handle);
+      seen = h;
+      h.free(h.malloc(100));
+    }
+    expect(seen.isDetached).toBe(true);
+  });
+});
