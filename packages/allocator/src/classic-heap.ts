@@ -154,6 +154,9 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
   protected reapThread(): number {
     return 0;
   }
+  protected watchByLocks(): boolean {
+    return false;
+  }
   get isDetached(): boolean {
     return this.detached;
   }

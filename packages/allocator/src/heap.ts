@@ -6,12 +6,15 @@
 import type { Heap, HeapHandle, HeapOptions, HeapStats, WatchOptions } from './types.js';
 import { HANDLE_VERSION, HeapViews, checkHandle, closedError } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS } from './types.js';
-import { ArenaHeap, CLASS_COUNT, G_ZERO, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, type ReapReport } from '@paddock/arena';
+import { AGENT_CRASHED, AGENT_LIVE, ArenaHeap, CLASS_COUNT, G_AGENT_ID, G_LOCK, G_STATE, G_ZERO, LARGE_ROUND, agentAreas, AGENT_LIST_WORD, MAX_CLASS_SIZE, classIndex, freeableClass, type ReapReport } from '@paddock/arena';
 import { LargeTier } from '@paddock/large';
 import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
 import {
   HeapError,
   createAddressSpace,
+  hasAgentLocks,
+  holdAgentLock,
+  whenAgentLockFree,
   describeValue,
   openAddressSpace,
   rss,
@@ -30,6 +33,8 @@ const BACKEND_CODE = 1;
 // Words this layer keeps in the heap header (region layer's user words).
 const U_BACKEND = 0;
 const U_PROFILE = 1;
+/** A random number drawn when the heap is made: it names the heap's agent locks (browsers) apart from other heaps'. */
+const U_NONCE = 3;
 
 /** One agent's handle on a shared heap. */
 export class ArenaBackedHeap extends HeapViews implements Heap {
@@ -83,6 +88,52 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     };
     this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: ARENA_BACKEND, space: space.handle };
     this.leaveWithThread();
+    // In a browser the agent holds a Web Lock for as long as it is attached: the browser lets it go when the
+    // worker is terminated or closes itself, which is how a watching agent learns that it is gone.
+    const area = this.arena.agentArea >>> 2;
+    this.releaseLock = holdAgentLock(this.lockName(space.agentId), () => Atomics.store(this.arena.i32, area + G_LOCK, 1));
+  }
+
+  /** Lets this agent's Web Lock go (null where the host has none). */
+  private releaseLock: (() => void) | null;
+  /** Agent locks this agent waits on (browsers), by name. */
+  private awaitedLocks: Set<string> | null = null;
+  /** Agents opened when this agent last looked for agents to wait on. */
+  private seenAgents = 0;
+
+  private lockName(agentId: number): string {
+    return `paddock:${Atomics.load(this.space.i32, this.regions.userWord(U_NONCE) >>> 2) >>> 0}:${agentId}`;
+  }
+
+  /**
+   * Browsers: waits on the Web Lock of every other agent that holds one and that it does not wait on yet; when
+   * one is let go and its agent has not left the heap, the agent is gone (terminated, or it closed itself)
+   * and this agent reaps it (live blocks kept). Returns false where the host has no Web Locks.
+   */
+  protected watchByLocks(): boolean {
+    if (!hasAgentLocks()) return false;
+    this.awaitedLocks ??= new Set();
+    this.seenAgents = this.space.agentsOpened;
+    const i32 = this.arena.i32;
+    for (const area of agentAreas(this.space, this.regions.userWord(AGENT_LIST_WORD))) {
+      const w = area >>> 2;
+      if (area === this.arena.agentArea || Atomics.load(i32, w + G_STATE) !== AGENT_LIVE || Atomics.load(i32, w + G_LOCK) !== 1) continue;
+      const id = i32[w + G_AGENT_ID]!;
+      const name = this.lockName(id);
+      if (this.awaitedLocks.has(name)) continue;
+      this.awaitedLocks.add(name);
+      whenAgentLockFree(name, () => {
+        this.awaitedLocks?.delete(name);
+        const state = Atomics.load(this.arena.i32, w + G_STATE);
+        if (this.detached || this.arena.i32[w + G_AGENT_ID] !== id || (state !== AGENT_LIVE && state !== AGENT_CRASHED)) return;
+        try {
+          this.reap(id);
+        } catch (err) {
+          if (!(err instanceof RangeError)) throw err; // another agent reaped it first
+        }
+      });
+    }
+    return true;
   }
 
   /** Stashed mappings of dead agents released by this agent's reaps, counted. */
@@ -278,6 +329,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   tick(): number {
     if (this.detached) throw closedError();
     this.arena.adoptOrphans();
+    if (this.awaitedLocks !== null && this.space.agentsOpened !== this.seenAgents) this.watchByLocks();
     this.arena.drain();
     this.arena.flushChains();
     this.arena.sweepDue(false);
@@ -358,6 +410,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.arena.detached = true;
     this.forgetCache();
     this.arena.detachOwner(); // the area is vacant from here: a new agent may lay it out again
+    this.releaseLock?.();
   }
 
   /** Points the inlined cache at words that are always zero: it is empty and takes nothing from here on. */
@@ -456,6 +509,7 @@ export function createArenaHeap(options: HeapOptions = {}): ArenaBackedHeap {
   const i32 = space.i32;
   Atomics.store(i32, regions.userWord(U_PROFILE) >>> 2, profile);
   Atomics.store(i32, regions.userWord(U_BACKEND) >>> 2, BACKEND_CODE);
+  Atomics.store(i32, regions.userWord(U_NONCE) >>> 2, crypto.getRandomValues(new Int32Array(1))[0]!);
   return new ArenaBackedHeap(space, regions, registry, profile);
 }
 

@@ -100,6 +100,7 @@ export {
   type HeapHandle,
   type HeapOptions,
   type HeapStats,
+  type BrowserWorker,
   type WatchOptions,
   type WatchableWorker,
 } from './types.js';

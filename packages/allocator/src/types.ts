@@ -43,6 +43,11 @@ export interface WatchableWorker {
   once(event: 'exit', listener: (code: number) => void): unknown;
 }
 
+/** What {@link Heap.watch} takes in a browser: a Web Worker. */
+export interface BrowserWorker {
+  terminate(): void;
+}
+
 /** Options of {@link Heap.watch}. */
 export interface WatchOptions {
   /**
@@ -130,7 +135,7 @@ export interface Heap {
   [Symbol.dispose](): void;
   readonly isDetached: boolean;
   /** Reaps the agents of `worker` that did not leave when it exits; false where the backend cannot reap. */
-  watch(worker: WatchableWorker, options?: WatchOptions): boolean;
+  watch(worker: WatchableWorker | BrowserWorker, options?: WatchOptions): boolean;
   reap(agentId: number, options?: { releaseLive?: boolean }): ReapReport & { stashReleased: number };
   setProfile(rung: number): void;
 }

@@ -5,7 +5,7 @@
  * once, and `watch(worker)` recovers a worker that was stopped from outside.
  */
 import { HeapError, describeValue, onThreadExit, type AddressSpace, type ThreadEnd } from '@paddock/platform';
-import { TICK_MIN_MS, type HeapHandle, type WatchableWorker, type WatchOptions } from './types.js';
+import { TICK_MIN_MS, type BrowserWorker, type HeapHandle, type WatchableWorker, type WatchOptions } from './types.js';
 
 /** The heap handle format every backend writes. */
 export const HANDLE_VERSION = 1;
@@ -44,6 +44,8 @@ export abstract class HeapViews {
   protected abstract threadCrashed(): void;
   /** Reaps the agents that ran on the thread with key `thread` and did not leave; returns how many. */
   protected abstract reapThread(thread: number, options: WatchOptions): number;
+  /** Browsers: starts waiting on other agents' locks to reap those that go; false where it cannot. */
+  protected abstract watchByLocks(): boolean;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private dataView: DataView | null = null;
   private unhookExit: (() => void) | null = null;
@@ -88,30 +90,53 @@ export abstract class HeapViews {
   }
 
   /**
-   * Ties a worker to the agents it runs: when `worker` exits for any reason (`terminate()`, an uncaught
+   * Ties a worker to the agents it runs, so that nothing it held stays stranded when it goes.
+   *
+   * Node (`worker_threads` Worker): when `worker` exits for any reason (`terminate()`, an uncaught
    * exception, `process.exit`), every agent of its thread that did not leave the heap by itself is reaped by
    * this agent (its arenas checked and adopted, its cache and chains sent home, its inbox drained). Its live
-   * blocks stay live (another agent may hold them) unless `releaseLive` is set. Watching a worker twice
-   * does nothing more. Returns whether this backend can reap (the classic pool cannot: it returns false).
-   * @throws TypeError when `worker` is not a `worker_threads` Worker; HeapError DETACHED once closed.
+   * blocks stay live (another agent may hold them) unless `releaseLive` is set.
+   *
+   * Browser (Web Worker): a Web Worker has no exit event. Every agent in a browser holds a Web Lock while it
+   * is attached, which the browser lets go when the worker is terminated or closes itself; from this call on,
+   * this agent waits on those locks and reaps each agent whose lock goes while it is still attached (live
+   * blocks kept; `releaseLive` is refused there, since a lock does not say which worker an agent ran on). The
+   * worker's `terminate()` also makes it look for agents that attached since.
+   *
+   * Watching a worker twice does nothing more. Returns whether this heap will reap (false on the classic
+   * pool, which cannot, and in a host with neither exit events nor Web Locks).
+   * @throws TypeError when `worker` is neither; HeapError DETACHED once closed.
    */
-  watch(worker: WatchableWorker, options: WatchOptions = {}): boolean {
+  watch(worker: WatchableWorker | BrowserWorker, options: WatchOptions = {}): boolean {
     if (this.isDetached) throw closedError();
-    const w = worker as { threadId?: unknown; once?: unknown };
-    if (w === null || typeof w !== 'object' || typeof w.threadId !== 'number' || typeof w.once !== 'function') {
-      throw new TypeError(`watch takes a worker_threads Worker, got ${describeValue(worker)}`);
-    }
-    if (w.threadId < 0) throw new RangeError('watch: the worker has exited already (its threadId is -1)');
     if (options === null || typeof options !== 'object') throw new TypeError('watch options must be an object');
+    const w = worker as { threadId?: unknown; once?: unknown; terminate?: unknown };
+    if (w === null || typeof w !== 'object') throw new TypeError(`watch takes a Worker, got ${describeValue(worker)}`);
     this.watched ??= new WeakSet();
-    if (this.watched.has(worker)) return this.canReap;
-    this.watched.add(worker);
-    const thread = w.threadId + 1; // the key the worker's agents recorded (see threadKey)
-    const releaseLive = options.releaseLive === true;
-    worker.once('exit', () => {
-      if (!this.isDetached) this.reapThread(thread, { releaseLive });
-    });
-    return this.canReap;
+    if (typeof w.threadId === 'number' && typeof w.once === 'function') {
+      if (w.threadId < 0) throw new RangeError('watch: the worker has exited already (its threadId is -1)');
+      if (this.watched.has(worker)) return this.canReap;
+      this.watched.add(worker);
+      const thread = w.threadId + 1; // the key the worker's agents recorded (see threadKey)
+      const releaseLive = options.releaseLive === true;
+      (worker as WatchableWorker).once('exit', () => {
+        if (!this.isDetached) this.reapThread(thread, { releaseLive });
+      });
+      return this.canReap;
+    }
+    if (typeof w.terminate !== 'function') throw new TypeError(`watch takes a Worker, got ${describeValue(worker)}`);
+    if (options.releaseLive === true) {
+      throw new RangeError('watch: releaseLive needs a worker_threads Worker (a Web Worker does not say which agent it ran)');
+    }
+    if (!this.watched.has(worker)) {
+      this.watched.add(worker);
+      const terminate = w.terminate as () => void;
+      (worker as BrowserWorker).terminate = () => {
+        terminate.call(worker);
+        if (!this.isDetached) this.watchByLocks();
+      };
+    }
+    return this.watchByLocks();
   }
 
   /** Whether {@link watch} reaps anything on this backend. */

@@ -15,7 +15,7 @@
  *   40 flush phase (1 while a chain is being turned into runs and pushed)   41 its owner   42 its objects
  *   43 a region being opened   44 an arena being laid out   45 a cached block being sent home (0 when none)
  *   46 the agent's thread key (Node: threadId + 1; 0 where the host has none), so a parent finds it by its Worker
- *   48..63 always zero (see G_ZERO)
+ *   47 1 once the agent holds its agent lock (browsers: how others learn it is gone)   48..63 always zero (see G_ZERO)
  * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
  * committed bytes]), then the flush scratch (the up to 32 objects of the chain being flushed).
@@ -56,6 +56,8 @@ export const G_OPENING_ARENA = 44;
 export const G_ROUTING = 45;
 /** The agent's thread key (see `threadKey` in the platform layer). */
 export const G_THREAD = 46;
+/** 1 once the agent holds its Web Lock (browsers): only then may another agent wait on the lock. */
+export const G_LOCK = 47;
 /**
  * Sixteen words nobody ever writes: a heap object that has left points its cache counts and depths here, so its
  * inlined malloc and free find an empty cache that takes nothing (the area itself may belong to another agent

@@ -104,6 +104,60 @@ function nodeWorkerThreads(): WorkerThreads | null {
   }
 }
 
+interface LockManagerLike {
+  request(name: string, options: { ifAvailable?: boolean }, callback: (lock: unknown) => unknown): Promise<unknown>;
+}
+
+/** The host's Web Locks (`navigator.locks`) outside Node, or null. */
+function webLocks(): LockManagerLike | null {
+  if (nodeProcess && typeof nodeProcess.getBuiltinModule === 'function') return null; // Node: exit events instead
+  const locks = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
+  return locks && typeof locks.request === 'function' ? locks : null;
+}
+
+/** Whether this host can tell when another agent is gone through a lock it holds (browsers: Web Locks). */
+export function hasAgentLocks(): boolean {
+  return webLocks() !== null;
+}
+
+/**
+ * Takes the exclusive Web Lock `name` and holds it until the returned function is called; the browser also
+ * lets it go when this agent's global is destroyed (a worker terminated, or one that called `close()`), which
+ * is how other agents learn that it is gone. `onHeld` runs once the lock is held. Returns null where the host
+ * has no Web Locks (Node).
+ */
+export function holdAgentLock(name: string, onHeld: () => void): (() => void) | null {
+  const locks = webLocks();
+  if (locks === null) return null;
+  let release: () => void = () => {};
+  let released = false;
+  void locks.request(name, {}, () => {
+    if (released) return undefined;
+    onHeld();
+    return new Promise<void>((resolve) => {
+      release = resolve;
+    });
+  });
+  return () => {
+    released = true;
+    release();
+  };
+}
+
+/**
+ * Calls `onFree` once the Web Lock `name` can be taken (its holder let it go or is gone), holding it while
+ * `onFree` runs. Returns false where the host has no Web Locks.
+ */
+export function whenAgentLockFree(name: string, onFree: () => void): boolean {
+  const locks = webLocks();
+  if (locks === null) return false;
+  void locks.request(name, {}, () => {
+    onFree();
+    return undefined;
+  });
+  return true;
+}
+
 /** How a thread ended, as {@link onThreadExit} tells its listeners. */
 export type ThreadEnd = 'normal' | 'crashed';
 

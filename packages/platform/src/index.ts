@@ -37,6 +37,8 @@ export { WASM_PAGE, type BackingKind } from './backing.js';
 export { bitMask, popcount32 } from './bits.js';
 export { HeapError, describeValue, formatAddress, formatBytes, type HeapErrorCode } from './errors.js';
 export {
+  hasAgentLocks,
+  holdAgentLock,
   inNodeWorker,
   loadNativePageReturn,
   nativePageReturnError,
@@ -46,4 +48,5 @@ export {
   threadKey,
   type NativePageReturn,
   type ThreadEnd,
+  whenAgentLockFree,
 } from './host.js';

@@ -1,5 +1,6 @@
 // A piscina task module, written the way the worker-pools guide says: it attaches once per worker thread
-// (when the module loads), lets the idle tick run between tasks, and its tasks return pointers to blocks
+// (when the module loads), lets the idle tick run between tasks (the pool is made with `atomics: 'disabled'`,
+// so an idle worker waits on its event loop, where the tick runs), and its tasks return pointers to blocks
 // allocated in the shared heap. It never detaches: the pool terminates idle workers, and the parent's
 // `watch` reaps them.
 import { workerData } from 'node:worker_threads';
