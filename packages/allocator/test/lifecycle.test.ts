@@ -99,6 +99,45 @@ describe('frees that reach an owner after it left', () => {
   });
 });
 
+describe('a worker that crashes', () => {
+  async function crashed(heap: ArenaBackedHeap) {
+    const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hand-over-then-throw', count: 1000, size: 500, tag: 3 });
+    w.on('error', () => {}); // the exception is the worker's own
+    const gone = exited(w);
+    const handed = await nextMessage<{ kind: string; agentId: number; slot: number; blocks: number[] }>(w, (m) => m.kind === 'handed');
+    expect(await gone).toBe(1);
+    expect(heap.engine.registry.slotState(handed.slot)).toBe(2); // orphaned: to be reaped, never trusted as is
+    return handed;
+  }
+
+  it('is reaped by the first agent whose free reaches it', async () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const handed = await crashed(heap);
+    for (const p of handed.blocks) heap.free(p);
+    heap.flushCache();
+    heap.flush();
+    expect(() => heap.reap(handed.agentId)).toThrow(/not live/);
+    expect(heap.stats().adoptedSlots).toEqual([handed.slot]);
+    expect(heap.stats().liveBytes).toBe(0);
+    expect(carvedArenas(heap)).toBe(0);
+    heap.check();
+  });
+
+  it('is reaped by any agent that ticks, its blocks kept live', async () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const handed = await crashed(heap);
+    heap.tick();
+    expect(heap.stats().adoptedSlots).toEqual([handed.slot]);
+    handed.blocks.forEach((p, i) => expect(heap.u32[p >>> 2]).toBe(3 + i));
+    expect(heap.stats().liveBytes).toBe(1000 * 512);
+    for (const p of handed.blocks) heap.free(p);
+    heap.flushCache();
+    expect(heap.stats().liveBytes).toBe(0);
+    expect(carvedArenas(heap)).toBe(0);
+    heap.check();
+  });
+});
+
 describe('watch', () => {
   it('reaps a worker that throws after attaching, releasing its blocks when asked', async () => {
     const heap = createArenaHeap({ maxBytes: 1 << 30 });

@@ -818,7 +818,9 @@ export class ArenaHeap {
       } else if (state === SLOT_DETACHED) {
         if (this.adoptSlot(slot, state)) return this.slot;
       } else if (state === SLOT_ORPHANED) {
-        this.reapOwner(slot);
+        // Its agent crashed: reaped here, or (another agent is reaping it) the batch waits in its inbox, which
+        // the reaper drains once it has taken the slot over.
+        if (!this.reapOwner(slot)) return slot;
       } else {
         return slot;
       }
@@ -1185,14 +1187,17 @@ export class ArenaHeap {
     }
   }
 
-  /** Reaps the crashed agent that holds owner slot `slot` (whoever gets there first; the state then moves on). */
-  private reapOwner(slot: number): void {
+  /**
+   * Reaps the crashed agent that holds owner slot `slot`. Returns false when another agent is reaping it (or
+   * has): the slot's state then moves on without this agent.
+   */
+  private reapOwner(slot: number): boolean {
     for (const area of agentAreas(this.space, this.regions.userWord(AGENT_LIST_WORD))) {
       if (this.i32[(area >>> 2) + G_OWNER_SLOT] === slot && area !== this.agentArea) {
-        if (Atomics.load(this.i32, (area >>> 2) + G_STATE) === AGENT_CRASHED) this.reapArea(area);
-        return;
+        return Atomics.load(this.i32, (area >>> 2) + G_STATE) === AGENT_CRASHED && this.reapArea(area);
       }
     }
+    return false;
   }
 
   /** Releases the inherited arenas that are empty now and sweeps the dirty units of the others. */

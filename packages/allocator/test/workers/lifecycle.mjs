@@ -45,6 +45,18 @@ if (job === 'free-all-then-end') {
     blocks.push(p);
   }
   parentPort.postMessage({ kind: 'handed', agentId: heap.agentId, slot: heap.stats().ownerSlot, blocks });
+} else if (job === 'hand-over-then-throw') {
+  // The same, then an exception nobody catches ends the thread: it is left to be reaped.
+  const blocks = [];
+  for (let i = 0; i < workerData.count; i++) {
+    const p = heap.malloc(workerData.size);
+    heap.u32[p >>> 2] = workerData.tag + i;
+    blocks.push(p);
+  }
+  parentPort.postMessage({ kind: 'handed', agentId: heap.agentId, slot: heap.stats().ownerSlot, blocks });
+  setTimeout(() => {
+    throw new Error('a task failed with blocks handed out');
+  }, 5);
 } else if (job === 'free-at-gate') {
   // One of several freers: frees its share of a departed agent's blocks at the same moment as the others,
   // sends what is left home, waits for all, drains, and reports.
