@@ -36,8 +36,9 @@ if (job === 'free-all-then-end') {
     parentPort.on('message', () => {});
     setTimeout(() => parentPort.close(), 5);
   }
-} else if (job === 'hand-over-then-end') {
-  // Allocates `count` blocks of `size`, hands them to the parent, and ends by itself with all of them live.
+} else if (job === 'hand-over-then-end' || job === 'hand-over-then-throw') {
+  // Allocates `count` blocks of `size`, hands them to the parent with all of them live, and ends by itself,
+  // or (then-throw) by an exception nobody catches, which leaves it to be reaped.
   const blocks = [];
   for (let i = 0; i < workerData.count; i++) {
     const p = heap.malloc(workerData.size);
@@ -45,18 +46,11 @@ if (job === 'free-all-then-end') {
     blocks.push(p);
   }
   parentPort.postMessage({ kind: 'handed', agentId: heap.agentId, slot: heap.stats().ownerSlot, blocks });
-} else if (job === 'hand-over-then-throw') {
-  // The same, then an exception nobody catches ends the thread: it is left to be reaped.
-  const blocks = [];
-  for (let i = 0; i < workerData.count; i++) {
-    const p = heap.malloc(workerData.size);
-    heap.u32[p >>> 2] = workerData.tag + i;
-    blocks.push(p);
+  if (job === 'hand-over-then-throw') {
+    setTimeout(() => {
+      throw new Error('a task failed with blocks handed out');
+    }, 5);
   }
-  parentPort.postMessage({ kind: 'handed', agentId: heap.agentId, slot: heap.stats().ownerSlot, blocks });
-  setTimeout(() => {
-    throw new Error('a task failed with blocks handed out');
-  }, 5);
 } else if (job === 'free-at-gate') {
   // One of several freers: frees its share of a departed agent's blocks at the same moment as the others,
   // sends what is left home, waits for all, drains, and reports.
