@@ -42,7 +42,9 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
     this.leaveWithThread();
   }
 
-  protected readonly canReap = false;
+  protected get canReap(): boolean {
+    return false;
+  }
 
   /** The classic pool serves every size above 1 MiB from its large lists. */
   get largeMax(): number {
