@@ -3,7 +3,9 @@
  * Each program prints a report and a last line verdict, and exits 0 on pass, 1 on fail (2 on bad usage).
  * Programs: suspend-drain (memory freed across agents while the owners idle goes back to the OS), swarm
  * (seeded random runs checked against a ledger of every block; `--minutes N` soaks).
+ * And departures (workers that end by themselves, are retired by a pool, or are terminated: memory comes back).
  */
+import { DEPARTURES_USAGE, parseDeparturesArgs, runDepartures } from './departures.js';
 import { SUSPEND_DRAIN_USAGE, parseSuspendDrainArgs, runSuspendDrain } from './suspend-drain.js';
 import { SWARM_USAGE, parseSwarmArgs, runSwarm } from './swarm.js';
 
@@ -23,6 +25,11 @@ const PROGRAMS: Record<string, Program> = {
     summary: 'seeded random runs of 1-8 workers against a ledger of every block: patterns, kills and reaps, detaches; --minutes N soaks',
     usage: SWARM_USAGE,
     run: (args) => runSwarm(parseSwarmArgs(args), args),
+  },
+  departures: {
+    summary: 'workers that end by themselves, are retired by a piscina pool, or are terminated: resident memory must come back to its baseline',
+    usage: DEPARTURES_USAGE,
+    run: (args) => runDepartures(parseDeparturesArgs(args)),
   },
 };
 
