@@ -1,5 +1,6 @@
 // The two backends the demo compares, behind the few calls it needs: Paddock's arena allocator (the
 // umbrella package) and the classic pool it replaces (@paddock/pool-classic).
+import type { Worker } from 'node:worker_threads';
 import { attachHeap, createHeap, type Heap, type HeapHandle } from '@paddock/allocator';
 import { createAddressSpace, openAddressSpace, type AddressSpace, type AddressSpaceHandle } from '@paddock/platform';
 import { ClassicPool } from '@paddock/pool-classic';
@@ -18,6 +19,11 @@ export interface DemoHeap {
   flush(): void;
   detach(): void;
   committedBytes(): number;
+  /**
+   * Reaps `worker`'s agent when it exits without leaving the heap (terminated, crashed); with `releaseLive`
+   * its live blocks go back too. Returns false where the backend cannot reap.
+   */
+  watch(worker: Worker, options?: { releaseLive?: boolean }): boolean;
 }
 
 export type DemoHandle = { backend: 'pool_arena'; heap: HeapHandle } | { backend: 'pool_classic'; space: AddressSpaceHandle };
@@ -47,6 +53,9 @@ class ArenaDemo implements DemoHeap {
   }
   committedBytes(): number {
     return this.heap.stats().committedBytes;
+  }
+  watch(worker: Worker, options?: { releaseLive?: boolean }): boolean {
+    return this.heap.watch(worker, options);
   }
 }
 
@@ -83,6 +92,10 @@ class ClassicDemo implements DemoHeap {
   }
   committedBytes(): number {
     return this.pool.stats().committedBytes;
+  }
+  /** The classic pool keeps each agent's state in that agent's JS memory: a worker that died cannot be reaped. */
+  watch(): boolean {
+    return false;
   }
 }
 

@@ -2,8 +2,11 @@
  * `pnpm start`: Paddock's demo. Two producer workers allocate about 100 MiB of messages in one shared
  * heap and send them to a consumer worker, which checks every message, holds them all, then frees them
  * (blocks another agent allocated). Then every agent goes idle, and the demo prints the process's resident
- * memory as the OS reports it, over time. It runs the same work on Paddock's arena allocator and on the
- * classic pool it replaces: the arena hands idle memory back; the classic pool keeps it.
+ * memory as the OS reports it, over time. Then one producer is retired mid-run: it allocates more
+ * messages and, before it sends them, the main thread terminates it; `heap.watch` on the main thread reaps
+ * it and, since it shared none of them, releases them. It runs the same work on Paddock's arena allocator
+ * and on the classic pool it replaces: the arena hands idle memory back and reaps the retired producer; the
+ * classic pool keeps its memory and cannot reap (its `watch` returns false).
  */
 import { Worker, MessageChannel } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
@@ -14,6 +17,10 @@ const MiB = 1 << 20;
 const PRODUCERS = 2;
 const PER_PRODUCER = 50 * MiB;
 const IDLE_MS = 2500;
+/** What the retired producer allocates and holds, unsent, when it is terminated. */
+const RETIRED_HOLDS = 32 * MiB;
+/** How long after the retired producer's exit the demo reads resident memory again. */
+const RETIRED_SETTLE_MS = 500;
 
 /** Resident memory of this process as the OS reports it (/proc/self/statm on Linux), else Node's figure. */
 function residentBytes(): number {
@@ -46,6 +53,21 @@ interface Run {
   samples: [number, number][];
   messages: number;
   bad: number;
+  /** Index in `rows` of the last idle row. */
+  idleEnd: number;
+  retired: Retired;
+}
+
+/** Producer 2, retired mid-run while it held messages it had not sent. */
+interface Retired {
+  /** What `heap.watch` returned: whether this backend reaps a worker that did not leave by itself. */
+  watched: boolean;
+  count: number;
+  bytes: number;
+  residentBefore: number;
+  residentAfter: number;
+  committedBefore: number;
+  committedAfter: number;
 }
 
 async function run(backend: BackendName): Promise<Run> {
@@ -55,7 +77,7 @@ async function run(backend: BackendName): Promise<Run> {
   const producers = channels.map(
     (c, i) =>
       new Worker(url, {
-        workerData: { handle, role: 'producer', id: i + 1, bytes: PER_PRODUCER, port: c.port1, producers: PRODUCERS },
+        workerData: { handle, role: 'producer', id: i + 1, bytes: PER_PRODUCER, hold: RETIRED_HOLDS, port: c.port1, producers: PRODUCERS },
         transferList: [c.port1],
       }),
   );
@@ -90,17 +112,38 @@ async function run(backend: BackendName): Promise<Run> {
     if (sample) rows.push([`idle for ${at / 1000} s`, sample[1]]);
   }
   rows.push([`idle for ${IDLE_MS / 1000} s`, residentBytes()]);
-  const stopped = all.map((w) => next(w, 'stopped'));
-  for (const w of all) w.postMessage('stop');
+  const idleEnd = rows.length - 1;
+
+  // Producer 2 is retired mid-run: it allocates more messages and is terminated before it sends any. The
+  // main thread watches it first; it shares none of what it holds, so the reap may release its live blocks.
+  const retiree = producers[PRODUCERS - 1]!;
+  const watched = heap.watch(retiree, { releaseLive: true });
+  const holdingUnsent = next<{ kind: string; count: number; bytes: number }>(retiree, 'holding-unsent');
+  retiree.postMessage('hold');
+  const unsent = await holdingUnsent;
+  const residentBefore = residentBytes();
+  const committedBefore = heap.committedBytes();
+  rows.push([`producer ${PRODUCERS} holds ${mib(unsent.bytes)} unsent`, residentBefore]);
+  const gone = new Promise((resolve) => retiree.once('exit', resolve)); // after the watch's own listener
+  await retiree.terminate();
+  await gone;
+  await sleep(RETIRED_SETTLE_MS);
+  const residentAfter = residentBytes();
+  rows.push([`it was terminated, ${RETIRED_SETTLE_MS / 1000} s later`, residentAfter]);
+  const retired: Retired = { watched, count: unsent.count, bytes: unsent.bytes, residentBefore, residentAfter, committedBefore, committedAfter: heap.committedBytes() };
+
+  const alive = all.filter((w) => w !== retiree);
+  const stopped = alive.map((w) => next(w, 'stopped'));
+  for (const w of alive) w.postMessage('stop');
   await Promise.all(stopped);
-  await Promise.all(all.map((w) => w.terminate()));
-  void heap;
-  return { rows, samples, messages: held.count, bad: held.bad };
+  await Promise.all(alive.map((w) => w.terminate()));
+  return { rows, samples, messages: held.count, bad: held.bad, idleEnd, retired };
 }
 
 async function main(): Promise<void> {
   console.log('Paddock demo: 2 producer workers allocate ~100 MiB of messages in one shared heap;');
   console.log('a consumer worker checks and frees them; then every agent goes idle.');
+  console.log(`Then producer ${PRODUCERS} is retired mid-run: it allocates ${mib(RETIRED_HOLDS)} more and is terminated before it sends them.`);
   console.log(`native page return: ${loadNativePageReturn() ? 'active (madvise MADV_DONTNEED)' : 'not available: decommit is bookkeeping only'}\n`);
   const arena = await run('pool_arena');
   await sleep(200);
@@ -115,13 +158,25 @@ async function main(): Promise<void> {
   }
   for (const [name, r] of [['pool_arena', arena], ['pool_classic', classic]] as const) {
     const peak = r.rows[1]![1];
-    const end = r.rows[r.rows.length - 1]![1];
+    const end = r.rows[r.idleEnd]![1];
     const base = r.rows[0]![1];
     const settle = r.samples.find(([, bytes]) => bytes - base <= 10 * MiB);
     console.log(
       `${name}: ${r.messages} messages, ${r.bad} damaged; held ${mib(peak - base)} above the start, ` +
         `${mib(end - base)} after ${IDLE_MS / 1000} s idle` +
         (settle ? ` (within 10 MiB of the start after ${(settle[0] / 1000).toFixed(1)} s)` : ''),
+    );
+  }
+  for (const [name, r] of [['pool_arena', arena], ['pool_classic', classic]] as const) {
+    const t = r.retired;
+    const fell = t.residentBefore - t.residentAfter;
+    const how = t.watched
+      ? `heap.watch reaped it and released them: resident ${mib(t.residentBefore)} -> ${mib(t.residentAfter)} (${mib(fell)} back, its thread's own memory included)`
+      : `heap.watch returned false (the classic pool keeps each agent's state in that agent's memory: it cannot reap a worker that ` +
+        `died): resident ${mib(t.residentBefore)} -> ${mib(t.residentAfter)} (its thread's own memory); its messages stay allocated`;
+    console.log(
+      `${name}: producer ${PRODUCERS} terminated holding ${t.count} unsent messages (${mib(t.bytes)}); ${how}; ` +
+        `heap committed ${mib(t.committedBefore)} -> ${mib(t.committedAfter)}`,
     );
   }
 }

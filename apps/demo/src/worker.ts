@@ -1,5 +1,6 @@
 // A demo agent: a producer allocates messages in the shared heap and sends them to the consumer; the
-// consumer checks each message, holds them all, then frees them (blocks another agent allocated).
+// consumer checks each message, holds them all, then frees them (blocks another agent allocated). Told
+// 'hold', a producer allocates more messages and keeps them unsent (the demo then terminates it).
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { attachDemoHeap, type DemoHandle } from './backends.js';
 
@@ -9,6 +10,8 @@ interface Job {
   id: number;
   /** Producer: bytes of messages to send. */
   bytes: number;
+  /** Producer: bytes of messages to allocate and keep when told 'hold'. */
+  hold?: number;
   /** Producer: where it sends. */
   port?: MessagePort;
   /** Consumer: where messages arrive, one port per producer. */
@@ -38,9 +41,34 @@ function intact(p: number): boolean {
   return true;
 }
 
+/**
+ * Allocates and writes messages of 4-64 KiB (sizes from `seed`, ids from `firstId`) until `bytes` are
+ * allocated, handing each to `each`.
+ */
+function allocateMessages(bytes: number, seed: number, firstId: number, each: (p: number) => void): { count: number; bytes: number } {
+  let made = 0;
+  let count = 0;
+  while (made < bytes) {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    const size = 4096 + (seed % (60 * 1024));
+    const p = heap.malloc(size);
+    write(p, firstId + count, size);
+    each(p);
+    made += size;
+    count++;
+  }
+  return { count, bytes: made };
+}
+
+/** Messages this producer allocated on 'hold' and never sent. */
+const unsent: number[] = [];
+
 parent.on('message', (cmd: string) => {
   if (cmd === 'idle') heap.startIdle();
-  else if (cmd === 'stop') {
+  else if (cmd === 'hold' && job.role === 'producer') {
+    const made = allocateMessages(job.hold ?? 0, 0x85ebca6b ^ job.id, job.id * 1_000_000 + 500_000, (p) => unsent.push(p));
+    parent.postMessage({ kind: 'holding-unsent', ...made });
+  } else if (cmd === 'stop') {
     heap.stopIdle();
     heap.detach();
     parent.postMessage({ kind: 'stopped' });
@@ -52,27 +80,18 @@ parent.on('message', (cmd: string) => {
 
 if (job.role === 'producer') {
   parent.once('message', () => {
-    let seed = 0x9e3779b9 ^ job.id;
-    let sent = 0;
-    let count = 0;
     let batch: number[] = [];
-    while (sent < job.bytes) {
-      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-      const size = 4096 + (seed % (60 * 1024));
-      const p = heap.malloc(size);
-      write(p, job.id * 1_000_000 + count, size);
+    const { count, bytes } = allocateMessages(job.bytes, 0x9e3779b9 ^ job.id, job.id * 1_000_000, (p) => {
       batch.push(p);
-      sent += size;
-      count++;
       if (batch.length === 64) {
         job.port!.postMessage(batch);
         batch = [];
       }
-    }
+    });
     job.port!.postMessage(batch);
     job.port!.postMessage({ done: count });
     heap.flush();
-    parent.postMessage({ kind: 'produced', count, bytes: sent });
+    parent.postMessage({ kind: 'produced', count, bytes });
   });
 } else {
   const held: number[] = [];
