@@ -27,6 +27,25 @@ export function subSeed(seed: number, salt: number): number {
 export type Backend = 'pool_arena' | 'pool_classic';
 export type Pattern = 'ring' | 'producer-consumer' | 'all-to-all';
 
+/** How a departing worker's thread ends by itself: its event loop runs dry, `process.exit()`, or its ports close. */
+export type LeaveHow = 'natural' | 'exit' | 'close';
+
+/**
+ * A worker that leaves part-way the way a finished worker does in a real program: it never calls `detach`;
+ * its thread ends by itself and its agent leaves the heap on the way out. Before it ends it hands a share of
+ * the blocks it holds to other agents and frees the rest; blocks it allocated that others hold stay live and
+ * are freed later into an owner that has left.
+ */
+export interface Departure {
+  worker: number;
+  atOp: number;
+  how: LeaveHow;
+  /** The share of the blocks it holds at the end that it sends to other agents (the rest it frees). */
+  handOff: number;
+  /** End right after the last sends are posted (they are still in transit), instead of waiting until they are received. */
+  transit: boolean;
+}
+
 /** One run of the swarm, all drawn from its seed. */
 export interface RunConfig {
   seed: number;
@@ -43,8 +62,13 @@ export interface RunConfig {
   reallocChance: number;
   /** Workers that detach part-way (then only forward what they receive to the main thread). */
   detaches: { worker: number; atOp: number }[];
-  /** Workers terminated part-way and reaped (pool_arena only). */
-  kills: { worker: number; atOp: number }[];
+  /**
+   * Workers terminated part-way and reaped (pool_arena only): by the main thread's explicit `reap`, or, with
+   * `watch`, by the `heap.watch(worker)` the main thread set when it started the worker.
+   */
+  kills: { worker: number; atOp: number; watch: boolean }[];
+  /** Workers whose thread ends by itself part-way, without calling detach (see {@link Departure}). */
+  departures: Departure[];
   /** Operations each worker runs. */
   ops: number;
   /** Blocks one worker holds at most. */
@@ -91,7 +115,7 @@ export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }
     const d = r();
     const atOp = Math.floor(r() * ops * 0.9);
     if (workers > 1 && d < 0.12) detaches.push({ worker: w, atOp });
-    else if (backend === 'pool_arena' && workers > 1 && d < 0.3) kills.push({ worker: w, atOp });
+    else if (backend === 'pool_arena' && workers > 1 && d < 0.3) kills.push({ worker: w, atOp, watch: false });
   }
   // A 256 MiB heap holds at most 93 arenas of 2 MiB: nine agents each keeping a few partly used arenas of
   // their own exhaust it (seen in soaks: every slot carved, all by live agents). Such a heap gets at most 4
@@ -102,6 +126,26 @@ export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }
   }
   // Leave at least one worker that runs to the end.
   while (detaches.length + kills.length >= workers && workers > 0) (kills.length > 0 ? kills : detaches).pop();
+  // Departures and how kills are reaped come from a stream of their own, so every draw above (and so the
+  // runs of seeds recorded before departures existed) stays as it was.
+  const rd = rng(subSeed(seed, 1001));
+  const departures: Departure[] = [];
+  for (let w = 1; w <= 8; w++) {
+    const [d, at, how, handOff, transit, watch] = [rd(), rd(), rd(), rd(), rd(), rd()];
+    if (w > workers) continue;
+    const kill = kills.find((k) => k.worker === w);
+    if (kill) kill.watch = watch < 0.5;
+    else if (workers > 1 && d < 0.15 && !detaches.some((x) => x.worker === w)) {
+      departures.push({
+        worker: w,
+        atOp: 1 + Math.floor(at * ops * 0.9),
+        how: (['natural', 'exit', 'close'] as const)[Math.floor(how * 3)]!,
+        handOff: [0, 0.5, 1][Math.floor(handOff * 3)]!,
+        transit: transit < 0.5,
+      });
+    }
+  }
+  while (detaches.length + kills.length + departures.length >= workers && departures.length > 0) departures.pop();
   const maxHeld = pick([16, 64, 256, 1024]);
   const maxHeldBytes = Math.min(64 * MiB, Math.floor(heapBytes / (8 * (workers + 1))));
   let liveBudgetKiB = Math.floor(heapBytes / 4 / 1024);
@@ -112,7 +156,7 @@ export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }
     rung = 1 + (profile % 2);
     liveBudgetKiB = Math.floor(heapBytes / 8 / 1024);
   }
-  return { seed, workers, backend, profile: rung, heapBytes, mix, pattern, idleChance, reallocChance, detaches, kills, ops, maxHeld, maxHeldBytes, liveBudgetKiB };
+  return { seed, workers, backend, profile: rung, heapBytes, mix, pattern, idleChance, reallocChance, detaches, kills, departures, ops, maxHeld, maxHeldBytes, liveBudgetKiB };
 }
 
 export function describeConfig(c: RunConfig): string {
@@ -129,7 +173,8 @@ export function describeConfig(c: RunConfig): string {
     `ops ${c.ops}`,
     `held ${c.maxHeld}`,
     `detach [${c.detaches.map((d) => `${d.worker}@${d.atOp}`).join(',')}]`,
-    `kill [${c.kills.map((d) => `${d.worker}@${d.atOp}`).join(',')}]`,
+    `kill [${c.kills.map((d) => `${d.worker}@${d.atOp}${d.watch ? ':watch' : ''}`).join(',')}]`,
+    `leave [${c.departures.map((d) => `${d.worker}@${d.atOp}:${d.how}:h${d.handOff}${d.transit ? ':transit' : ''}`).join(',')}]`,
   ].join(' ');
 }
 
@@ -188,6 +233,8 @@ export const L_SHARED = 48;
 export const L_PENDING_KIND = 64;
 export const L_PENDING_SIZE = 80;
 export const L_PENDING_OLD = 96;
+/** Per agent: 1 once the main thread saw the thread of a departing worker end (its agent has left the heap). */
+export const L_LEFT = 112;
 export const L_ENTRIES = 128;
 
 export const K_UNUSED = 0;
@@ -245,7 +292,9 @@ export interface SwarmWorkerData {
 export type ToSwarmWorker =
   | { cmd: 'peers'; ports: { index: number; port: MessagePort }[] }
   | { cmd: 'pause' }
-  | { cmd: 'resume'; dead: number[] }
+  | { cmd: 'resume'; dead: number[]; gone: number[] }
+  /** To a worker that asked to leave: nobody sends to it any more; take what is in transit, hand over, end. */
+  | { cmd: 'depart'; dead: number[]; gone: number[] }
   | { cmd: 'release' }
   | { cmd: 'finish' };
 
@@ -260,6 +309,19 @@ export interface WorkerFigures {
   idles: number;
   waits: number;
   maxLive: number;
+  /** Blocks freed after the worker that allocated them had left (its thread had ended). */
+  freedAfterLeft: number;
+}
+
+/** What a departing worker saw just before its thread ended. */
+export interface DepartureFigures {
+  /** Blocks it allocated that other agents held or had in transit. */
+  ownedLive: number;
+  /** Blocks it had sent that were not received yet. */
+  inTransit: number;
+  /** Blocks it sent and freed in its last step. */
+  handedOff: number;
+  freed: number;
 }
 
 /** Worker to main thread. */
@@ -269,6 +331,10 @@ export type FromSwarmWorker =
   | { kind: 'paused'; index: number }
   | { kind: 'done'; index: number }
   | { kind: 'detached'; index: number }
+  /** It reached its departure: it does no more operations and waits for the main thread's 'depart'. */
+  | { kind: 'leaving'; index: number }
+  /** Its last message: its thread ends right after. */
+  | { kind: 'departed'; index: number; figures: WorkerFigures; departure: DepartureFigures }
   | { kind: 'released'; index: number }
   | { kind: 'finished'; index: number; figures: WorkerFigures }
   | { kind: 'fault'; index: number; message: string };

@@ -4,13 +4,21 @@
  * records every block in the shared ledger. Every block carries its id's pattern; the pattern is checked
  * when the block is received and when it is freed, and each ledger step is a compare-exchange, so a block
  * received or freed twice, or overwritten by another, is reported as a fault.
+ *
+ * A departing worker leaves part-way without calling detach: once the main thread has told every other
+ * worker to stop sending to it, it takes what is still in transit to it, hands a share of what it holds to
+ * other agents, frees the rest, and lets its thread end (its event loop runs dry, `process.exit()`, or its
+ * ports close). Its agent leaves the heap on the way out; the blocks it allocated that others hold stay live.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Heap } from '@paddock/allocator';
 import {
   K_DIED,
   K_FREED,
+  K_SENT,
+  K_UNUSED,
   L_ALIVE,
+  L_LEFT,
   L_LIVE_KIB,
   L_NEXT_ID,
   L_PENDING_KIND,
@@ -25,7 +33,9 @@ import {
   describeState,
   entry,
   fillPattern,
+  fromOf,
   held,
+  holderOf,
   kindOf,
   patternByte,
   patternFault,
@@ -34,6 +44,7 @@ import {
   sent,
   subSeed,
   type BlockBatch,
+  type DepartureFigures,
   type FromSwarmWorker,
   type SwarmWorkerData,
   type ToSwarmWorker,
@@ -68,9 +79,12 @@ let heldBytes = 0;
 const peers = new Map<number, MessagePort>();
 const incoming: BlockBatch[] = [];
 const outbox = new Map<number, BlockBatch>();
+/** Workers killed (what is in transit from them is written off). */
 const dead = new Set<number>();
-const fig: WorkerFigures = { mallocs: 0, callocs: 0, reallocs: 0, frees: 0, sent: 0, received: 0, bytes: 0, idles: 0, waits: 0, maxLive: 0 };
-let mode: 'waiting' | 'running' | 'done' | 'releasing' | 'zombie' | 'faulted' = 'waiting';
+/** Workers that left or are leaving: nothing is sent to them any more. */
+const gone = new Set<number>();
+const fig: WorkerFigures = { mallocs: 0, callocs: 0, reallocs: 0, frees: 0, sent: 0, received: 0, bytes: 0, idles: 0, waits: 0, maxLive: 0, freedAfterLeft: 0 };
+let mode: 'waiting' | 'running' | 'done' | 'leaving' | 'releasing' | 'zombie' | 'faulted' = 'waiting';
 let paused = false;
 let sleeping = false;
 let idling = false;
@@ -78,6 +92,8 @@ let scheduled = false;
 let ops = 0;
 let longSleeps = 0;
 const detachAt = config.detaches.find((d) => d.worker === me)?.atOp ?? -1;
+const departure = config.departures.find((d) => d.worker === me);
+const leaveAt = departure?.atOp ?? -1;
 const waitCell = new Int32Array(new SharedArrayBuffer(4));
 
 const producers = Math.ceil(config.workers / 2);
@@ -194,6 +210,7 @@ function freeBlock(id: number, p: number, size: number): void {
   step(held(me), K_FREED, id, 'freed');
   pending(OP_NONE);
   fig.frees++;
+  if (Atomics.load(L, L_LEFT + L[entry(id) + 1]!) === 1) fig.freedAfterLeft++;
 }
 
 function doFree(): void {
@@ -204,7 +221,7 @@ function doFree(): void {
 
 function liveTargets(): number[] {
   const ts: number[] = [];
-  for (let w = 1; w <= config.workers; w++) if (w !== me && !dead.has(w)) ts.push(w);
+  for (let w = 1; w <= config.workers; w++) if (w !== me && !dead.has(w) && !gone.has(w)) ts.push(w);
   return ts;
 }
 
@@ -214,7 +231,7 @@ function target(): number {
   if (config.pattern === 'ring') {
     for (let k = 1; k < config.workers; k++) {
       const w = ((me - 1 + k) % config.workers) + 1;
-      if (!dead.has(w)) return w;
+      if (!dead.has(w) && !gone.has(w)) return w;
     }
     return 0;
   }
@@ -310,6 +327,7 @@ function oneOp(): void {
   ops++;
   Atomics.store(L, L_PROGRESS + me, ops);
   if (ops === detachAt) return doDetach();
+  if (ops === leaveAt) return doLeave();
   const r = rand();
   if (r < config.reallocChance) return doReallocChain();
   const x = rand();
@@ -375,6 +393,88 @@ function doDetach(): void {
   heap.detach();
   mode = 'zombie';
   post({ kind: 'detached', index: me });
+}
+
+/** Reached its departure: no more operations; the main thread answers with 'depart' (see {@link depart}). */
+function doLeave(): void {
+  flushOutbox();
+  mode = 'leaving';
+  post({ kind: 'leaving', index: me });
+}
+
+/** Ledger ids in use so far. */
+const idsInUse = () => Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1);
+
+/** Blocks sent to this worker by a worker that was not killed and not received yet. */
+function inboundPending(): number {
+  let n = 0;
+  for (let id = 1, last = idsInUse(); id <= last; id++) {
+    const s = Atomics.load(L, entry(id));
+    if (kindOf(s) === K_SENT && holderOf(s) === me && !dead.has(fromOf(s))) n++;
+  }
+  return n;
+}
+
+/** What this worker leaves behind: its blocks others hold, and its sends not received yet (killed workers' aside). */
+function leftBehind(): DepartureFigures {
+  const d: DepartureFigures = { ownedLive: 0, inTransit: 0, handedOff: 0, freed: 0 };
+  for (let id = 1, last = idsInUse(); id <= last; id++) {
+    const e = entry(id);
+    const s = Atomics.load(L, e);
+    const k = kindOf(s);
+    if (k === K_UNUSED || k === K_FREED || k === K_DIED) continue;
+    if (L[e + 1] === me && !dead.has(holderOf(s))) d.ownedLive++;
+    if (k === K_SENT && fromOf(s) === me && !dead.has(holderOf(s))) d.inTransit++; // sent to a killed worker: never arrives
+  }
+  return d;
+}
+
+/**
+ * The departure, after the main thread's 'depart' (nobody sends here any more): take every block still in
+ * transit to this worker, hand a share of what it holds to other agents and free the rest, post the last
+ * sends, maybe wait until they are received, and end the thread without calling detach.
+ */
+function depart(): void {
+  const d = departure!;
+  receive();
+  if (inboundPending() > 0) {
+    setTimeout(() => guarded(depart), 1);
+    return;
+  }
+  let handedOff = 0;
+  let freed = 0;
+  while (hIds.length > 0) {
+    const [id, p, size] = takeHeld(hIds.length - 1);
+    if (rand() < d.handOff) {
+      if (L[entry(id) + 1] === me) Atomics.store(L, L_SHARED + me, 1);
+      sendTo(target(), id, p, size);
+      handedOff++;
+    } else {
+      freeBlock(id, p, size);
+      freed++;
+    }
+  }
+  flushOutbox();
+  const end = () => {
+    const left = leftBehind();
+    if (!d.transit && left.inTransit > 0) {
+      setTimeout(() => guarded(end), 1);
+      return;
+    }
+    mode = 'done';
+    post({ kind: 'departed', index: me, figures: fig, departure: { ...left, handedOff, freed } });
+    if (d.how === 'exit') process.exit(0);
+    // 'close': the ports close. 'natural': nothing listens and nothing keeps the event loop alive any more
+    // (a port stays referenced without listeners), so the loop runs dry.
+    for (const p of [...peers.values(), port]) {
+      if (d.how === 'close') p.close();
+      else {
+        p.removeAllListeners('message');
+        p.unref();
+      }
+    }
+  };
+  end();
 }
 
 function guarded(fn: () => void): void {
@@ -458,10 +558,17 @@ port.on('message', (m: ToSwarmWorker) => {
       break;
     case 'resume':
       for (const d of m.dead) dead.add(d);
+      for (const g of m.gone) gone.add(g);
       paused = false;
       if (idling && sleeping && !heap.isDetached) heap.startIdle();
       if (mode === 'running') schedule();
       else guarded(receive);
+      break;
+    case 'depart':
+      for (const d of m.dead) dead.add(d);
+      for (const g of m.gone) gone.add(g);
+      paused = false;
+      guarded(depart);
       break;
     case 'release':
       guarded(() => {

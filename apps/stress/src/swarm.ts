@@ -3,14 +3,18 @@
  * Pony allocator's bugs were found), checked against a ledger of every block. Each run draws from its seed
  * the number of workers (1-8), the backend, the profile rung, the heap size, the size mix (small, large,
  * oversized), the cross-agent pattern (ring, producer-consumer, all-to-all), idle pauses and bounded
- * waits, realloc chains, workers that detach part-way, and (pool_arena only: the classic pool cannot reap)
- * workers terminated at a random operation and then reaped.
+ * waits, realloc chains, workers that detach part-way, workers whose thread ends by itself part-way
+ * (departures: no detach call; others still hold blocks they allocated), and (pool_arena only: the classic
+ * pool cannot reap) workers terminated at a random operation and then reaped, by an explicit `reap` or by
+ * the `heap.watch(worker)` set when the worker started.
  *
  * Every block carries a pattern derived from its id, checked when it is received and when it is freed.
  * Every block is accounted for in a shared ledger: received and freed exactly once, or written off
- * explicitly as died with a terminated worker (held by it, or in transit to or from it). `check()` runs
- * after every reap (with every worker paused) and at the end, and at the end the heap's live bytes must be
- * exactly what the dead workers took with them. A failing run prints its seed and how to replay it.
+ * explicitly as died with a terminated worker (held by it, or in transit to or from it). A worker that
+ * departed took nothing with it: its blocks held elsewhere or in transit from it must be received and freed
+ * like any other. `check()` runs after every reap (with every worker paused) and at the end, and at the end
+ * the heap's live bytes must be exactly what the killed workers took with them. A failing run prints its
+ * seed and how to replay it.
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -26,6 +30,7 @@ import {
   K_SENT,
   K_UNUSED,
   L_ALIVE,
+  L_LEFT,
   L_LIVE_KIB,
   L_NEXT_ID,
   L_PENDING_KIND,
@@ -74,6 +79,7 @@ export interface SwarmOptions {
   lib?: string;
   snapshot: boolean;
   noDetaches: boolean;
+  noDepartures: boolean;
   tolerateKillLeaks: boolean;
   json?: string;
   keepGoing: boolean;
@@ -92,6 +98,7 @@ export const SWARM_USAGE = `usage: node apps/stress/dist/main.js swarm [options]
   --snapshot        test a private copy of the built packages (a rebuild during a soak does not disturb it)
   --json FILE       write the summary (figures, seeds, failures) as JSON
   --no-detaches     draw no mid-run detaches (the seed draws everything else the same)
+  --no-departures   draw no workers that leave part-way by ending their thread (the rest is drawn the same)
   --tolerate-kill-leaks  a leak in a run that killed workers is reported as known, not a failure (while
                     the kill/reap leak in docs/RELIABILITY.md is open); ledger, check and pattern failures still fail
   --keep-going      do not stop at the first failing run
@@ -108,6 +115,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     keepGoing: false,
     snapshot: false,
     noDetaches: false,
+    noDepartures: false,
     tolerateKillLeaks: false,
     runTimeoutMs: 120_000,
     quiet: false,
@@ -133,6 +141,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     else if (flag === '--keep-going') o.keepGoing = true;
     else if (flag === '--snapshot') o.snapshot = true;
     else if (flag === '--no-detaches') o.noDetaches = true;
+    else if (flag === '--no-departures') o.noDepartures = true;
     else if (flag === '--tolerate-kill-leaks') o.tolerateKillLeaks = true;
     else if (flag === '--quiet') o.quiet = true;
     else if (flag === '--run-timeout') o.runTimeoutMs = num(flag, value(), 1, 86_400) * 1000;
@@ -157,7 +166,17 @@ export interface RunFigures {
   kills: number;
   reaps: number;
   releaseLiveReaps: number;
+  /** Killed workers reaped by `heap.watch` (the others by an explicit `reap`). */
+  watchReaps: number;
   detaches: number;
+  /** Workers whose thread ended by itself part-way. */
+  departures: number;
+  /** Blocks a departing worker had allocated that other agents held or had in transit when it ended. */
+  leftLive: number;
+  /** Blocks a departing worker had sent that were still in transit when it ended. */
+  leftInTransit: number;
+  /** Blocks freed (by workers or the main thread) after the worker that allocated them had left. */
+  freedAfterLeft: number;
   died: number;
   diedBytes: number;
   idles: number;
@@ -178,11 +197,19 @@ class Agent {
   readonly queue: FromSwarmWorker[] = [];
   waiters: { kind: string; resolve: (m: FromSwarmWorker) => void }[] = [];
   agentId = 0;
+  /** The key its agents record for their thread (what `watch` finds them by). */
+  readonly thread: number;
+  /** Still part of the run: not killed, not departed. */
   alive = true;
+  killed = false;
+  /** Asked to leave (it does no more operations); `departed` once its thread has ended. */
+  leaving = false;
+  departed = false;
   done = false;
   detached = false;
   figures: WorkerFigures | null = null;
-  readonly exited: Promise<void>;
+  /** Resolves with the exit code. */
+  readonly exited: Promise<number>;
 
   constructor(
     readonly index: number,
@@ -191,7 +218,8 @@ class Agent {
     onFail: (message: string) => void,
   ) {
     this.worker = new Worker(new URL('./swarm-worker.js', import.meta.url), { workerData: data });
-    this.exited = new Promise((r) => this.worker.once('exit', () => r()));
+    this.thread = this.worker.threadId + 1;
+    this.exited = new Promise((r) => this.worker.once('exit', (code) => r(code)));
     this.worker.on('message', (m: FromSwarmWorker) => {
       if (onMessage(this, m)) return;
       const k = this.waiters.findIndex((w) => w.kind === m.kind);
@@ -247,7 +275,12 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     kills: 0,
     reaps: 0,
     releaseLiveReaps: 0,
+    watchReaps: 0,
     detaches: 0,
+    departures: 0,
+    leftLive: 0,
+    leftInTransit: 0,
+    freedAfterLeft: 0,
     died: 0,
     diedBytes: 0,
     idles: 0,
@@ -275,6 +308,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
   /** Blocks of a worker reaped with releaseLive that lie in other agents' arenas (they stay live). */
   const keptLive = new Set<number>();
   const reaps: string[] = [];
+  const departures: string[] = [];
 
   const mainFree = (b: BlockBatch) => {
     try {
@@ -292,6 +326,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
         Atomics.sub(L, L_LIVE_KIB, Math.ceil(L[e + 2]! / 1024));
         if (Atomics.compareExchange(L, e, held(0), K_FREED) !== held(0)) throw new RunFailure(`block ${id} changed state while main freed it`);
         fig.mainFrees++;
+        if (Atomics.load(L, L_LEFT + L[e + 1]!) === 1) fig.freedAfterLeft++;
       }
     } catch (e) {
       fail(e instanceof RunFailure ? e.message : `main thread: ${(e as Error).name} ${(e as { code?: string }).code ?? ''}: ${(e as Error).message}`);
@@ -314,10 +349,28 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       a.done = true;
       fig.detaches++;
     }
+    if (m.kind === 'leaving') a.leaving = true;
+    if (m.kind === 'departed') a.figures = m.figures;
     return false;
   };
 
-  const timer = setTimeout(() => fail(`the run took more than ${runTimeoutMs / 1000} s`), runTimeoutMs);
+  /** Where each worker stood, for a run that timed out. */
+  const standing = () =>
+    agents
+      .map((a) => `${a.index}: ${a.killed ? 'killed' : a.departed ? 'departed' : a.leaving && a.figures !== null ? 'departing (its thread has not ended)' : a.leaving ? `leaving${inbound(a.index)}` : a.detached ? 'detached' : a.done ? 'done' : 'running'} at op ${L[L_PROGRESS + a.index]}`)
+      .join(', ');
+  /** Blocks on their way to worker `w`, for a run that timed out while it was leaving. */
+  const inbound = (w: number) => {
+    const ids: string[] = [];
+    for (let id = 1, n = Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1); id <= n; id++) {
+      const st = Atomics.load(L, entry(id));
+      if (kindOf(st) === K_SENT && holderOf(st) === w && ids.length < 4) ids.push(`${id} ${describeState(st)}`);
+    }
+    return ids.length > 0 ? ` (blocks on their way to it: ${ids.join('; ')})` : '';
+  };
+  /** What the main thread is waiting for, for a run that timed out. */
+  let phase = 'starting';
+  const timer = setTimeout(() => fail(`the run took more than ${runTimeoutMs / 1000} s (main thread: ${phase}; workers ${standing()})`), runTimeoutMs);
   const failed = new Promise<void>((r) => (failWake = r));
   const guard = async <T>(p: Promise<T>): Promise<T> => {
     const r = await Promise.race([p, failed.then(() => undefined)]);
@@ -325,11 +378,20 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     return r as T;
   };
   const live = () => agents.filter((a) => a.alive);
+  // A reap run by a watch happens in a worker's 'exit' event: what it throws would end the process.
+  const onUncaught = (e: Error) => fail(`main thread, uncaught: ${e?.name} ${(e as { code?: string })?.code ?? ''}: ${e?.message}\n${e?.stack ?? ''}`);
+  process.on('uncaughtException', onUncaught);
 
   try {
     for (let w = 1; w <= config.workers; w++) {
       const data: SwarmWorkerData = { lib: libModule(lib, config.backend), handle: heap.handle, ledger, capacity, index: w, config };
-      agents.push(new Agent(w, data, onMessage, fail));
+      const a = new Agent(w, data, onMessage, fail);
+      agents.push(a);
+      // On pool_arena the workers are watched, but for two kinds: one whose kill is reaped explicitly (the
+      // watch would reap it first), and a departing one, whose agent must be seen to leave by itself (a watch
+      // would reap an agent that failed to). A worker that finishes and detaches leaves the watch nothing.
+      const unwatched = config.kills.some((k) => k.worker === w && !k.watch) || config.departures.some((d) => d.worker === w);
+      if (config.backend === 'pool_arena' && !unwatched) heap.watch(a.worker);
     }
     for (const a of agents) {
       const m = (await guard(a.next('ready'))) as Extract<FromSwarmWorker, { kind: 'ready' }>;
@@ -353,47 +415,74 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     }
 
     const dead: number[] = [];
+    const gone: number[] = [];
     const pauseAll = async () => {
       const ws = live();
       for (const a of ws) a.send({ cmd: 'pause' });
       for (const a of ws) await guard(a.next('paused'));
     };
-    const resumeAll = () => {
-      for (const a of live()) a.send({ cmd: 'resume', dead: [...dead] });
+    const resumeAll = (except?: Agent) => {
+      for (const a of live()) if (a !== except) a.send({ cmd: 'resume', dead: [...dead], gone: [...gone] });
     };
-    const kill = async (a: Agent) => {
-      // The operation it was in, if any, for the live-bytes bounds.
+    const arenaEngine = () => (heap as unknown as { engine: { arenaOwnerOf(p: number): number; agentsOnThread(thread: number): number[] } }).engine;
+    /** A worker that asked to leave: once nobody sends to it any more, it hands over and its thread ends by itself. */
+    const depart = async (a: Agent) => {
+      phase = `pausing the workers for worker ${a.index} to leave`;
+      await pauseAll();
+      gone.push(a.index);
+      resumeAll(a);
+      a.send({ cmd: 'depart', dead: [...dead], gone: [...gone] });
+      phase = `waiting for worker ${a.index} to leave`;
+      const m = (await guard(a.next('departed'))) as Extract<FromSwarmWorker, { kind: 'departed' }>;
+      phase = `waiting for the thread of worker ${a.index} to end after it left`;
+      const code = await guard(a.exited);
+      phase = 'running';
       a.alive = false;
-      await a.worker.terminate();
+      a.departed = true;
+      Atomics.store(L, L_LEFT + a.index, 1);
+      fig.departures++;
+      fig.leftLive += m.departure.ownedLive;
+      fig.leftInTransit += m.departure.inTransit;
+      const how = config.departures.find((d) => d.worker === a.index)!.how;
+      if (code !== 0) throw new RunFailure(`worker ${a.index} left (${how}) with exit code ${code}`);
+      // It took nothing with it: it held no block, and none was on its way to it (but from a killed worker).
+      for (let id = 1, n = Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1); id <= n; id++) {
+        const st = Atomics.load(L, entry(id));
+        const k = kindOf(st);
+        if ((k === K_HELD || k === K_SENT) && holderOf(st) === a.index && !(k === K_SENT && agents[fromOf(st) - 1]?.killed)) {
+          throw new RunFailure(`worker ${a.index} left (${how}), but block ${id} is ${describeState(st)}: lost`);
+        }
+      }
+      // Its agent left the heap by itself: nothing of its thread is live for a watch or a reap to find.
+      if (config.backend === 'pool_arena') {
+        const still = arenaEngine().agentsOnThread(a.thread);
+        if (still.length > 0) throw new RunFailure(`worker ${a.index} left (${how}), but its agent ${still.join(', ')} is still live in the heap`);
+      }
+      departures.push(`worker ${a.index} (agent ${a.agentId}) left at op ${L[L_PROGRESS + a.index]} (${how}): ${JSON.stringify(m.departure)}`);
+    };
+    const kill = async (a: Agent, watched: boolean) => {
+      a.alive = false;
+      a.killed = true;
+      const quarantinedBefore = heap.stats().quarantinedBytes;
+      phase = `terminating worker ${a.index}`;
+      await a.worker.terminate(); // a watch reaps it in the 'exit' event, before this resolves
       Atomics.store(L, L_ALIVE + a.index, 0);
       dead.push(a.index);
       fig.kills++;
+      // The operation it was in, if any, for the live-bytes bounds.
       const op = Atomics.load(L, L_PENDING_KIND + a.index);
       const size = L[L_PENDING_SIZE + a.index]!;
       const old = L[L_PENDING_OLD + a.index]!;
       if (op === OP_MALLOC || op === OP_REALLOC) slackHigh += usableBound(size, largeMax);
       if (op === OP_FREE || op === OP_REALLOC) slackLow += old;
+      phase = `pausing the workers to reap worker ${a.index}`;
       await pauseAll();
-      const releaseLive = Atomics.load(L, L_SHARED + a.index) === 0;
-      if (releaseLive) releasedLive.add(a.index);
+      phase = 'running';
       heap.stopIdle();
-      // releaseLive drops the live blocks of the dead agent's arenas. A block its cache handed it may lie in
-      // another agent's arena: that one stays live (nothing records who holds it), so note where each is.
-      const arenaOf = new Map<number, number>();
-      if (releaseLive) {
-        const engine = (heap as unknown as { engine: { arenaOwnerOf(p: number): number } }).engine;
-        const n = Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1);
-        for (let id = 1; id <= n; id++) {
-          const e = entry(id);
-          if (L[e + 1] === a.index && kindOf(L[e]!) !== K_FREED && kindOf(L[e]!) !== K_UNUSED) arenaOf.set(id, engine.arenaOwnerOf(L[e + 3]! >>> 0));
-        }
-      }
-      const report = heap.reap(a.agentId, { releaseLive });
-      for (const [id, slot] of arenaOf) if (slot === 0 || slot !== report.ownerSlot) keptLive.add(id);
+      const what = `worker ${a.index} (agent ${a.agentId}) killed at op ${L[L_PROGRESS + a.index]} in op ${op}`;
+      if (watched) reapedByWatch(a, what, quarantinedBefore);
+      else reapExplicitly(a, what);
       fig.reaps++;
-      if (releaseLive) fig.releaseLiveReaps++;
-      fig.quarantinedBytes += report.quarantinedBytes;
-      reaps.push(`worker ${a.index} (agent ${a.agentId}) killed at op ${L[L_PROGRESS + a.index]} in op ${op}, reaped${releaseLive ? ' with releaseLive' : ''}: ${JSON.stringify(report)}`);
       try {
         heap.check();
         fig.checks++;
@@ -403,26 +492,66 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       heap.startIdle();
       resumeAll();
     };
+    /** The watch reaped the killed worker's agent when its thread ended (its live blocks stay live): nothing is left to reap. */
+    const reapedByWatch = (a: Agent, what: string, quarantinedBefore: number) => {
+      let again: string | null = null;
+      try {
+        again = JSON.stringify(heap.reap(a.agentId));
+      } catch (e) {
+        if (!(e instanceof RangeError)) throw e;
+      }
+      if (again !== null) throw new RunFailure(`${what} and watched, but the watch did not reap it (an explicit reap did: ${again})`);
+      const quarantined = heap.stats().quarantinedBytes - quarantinedBefore;
+      fig.quarantinedBytes += quarantined;
+      fig.watchReaps++;
+      reaps.push(`${what}, reaped by watch (quarantined ${quarantined} bytes)`);
+    };
+    /** Reaps the killed worker's agent; with releaseLive when it never shared a block it owned. */
+    const reapExplicitly = (a: Agent, what: string) => {
+      const releaseLive = Atomics.load(L, L_SHARED + a.index) === 0;
+      if (releaseLive) releasedLive.add(a.index);
+      // releaseLive drops the live blocks of the dead agent's arenas. A block its cache handed it may lie in
+      // another agent's arena: that one stays live (nothing records who holds it), so note where each is.
+      const arenaOf = new Map<number, number>();
+      if (releaseLive) {
+        const engine = arenaEngine();
+        const n = Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1);
+        for (let id = 1; id <= n; id++) {
+          const e = entry(id);
+          if (L[e + 1] === a.index && kindOf(L[e]!) !== K_FREED && kindOf(L[e]!) !== K_UNUSED) arenaOf.set(id, engine.arenaOwnerOf(L[e + 3]! >>> 0));
+        }
+      }
+      const report = heap.reap(a.agentId, { releaseLive });
+      for (const [id, slot] of arenaOf) if (slot === 0 || slot !== report.ownerSlot) keptLive.add(id);
+      if (releaseLive) fig.releaseLiveReaps++;
+      fig.quarantinedBytes += report.quarantinedBytes;
+      reaps.push(`${what}, reaped${releaseLive ? ' with releaseLive' : ''}: ${JSON.stringify(report)}`);
+    };
 
-    // Run: kill workers when they reach their operation, until every live worker is done.
+    // Run: kill workers when they reach their operation, let workers that asked to leave go, until every
+    // worker still in the run is done.
     const kills = [...config.kills];
+    phase = 'running';
     while (true) {
       if (failure !== null) throw new RunFailure(failure);
       for (let k = kills.length - 1; k >= 0; k--) {
         const a = agents[kills[k]!.worker - 1]!;
         if (Atomics.load(L, L_PROGRESS + a.index) >= kills[k]!.atOp || a.done) {
-          kills.splice(k, 1);
-          await kill(a);
+          const { watch } = kills.splice(k, 1)[0]!;
+          await kill(a, watch);
         }
       }
+      for (const a of live()) if (a.leaving) await depart(a);
       if (kills.length === 0 && live().every((a) => a.done)) break;
       await guard(sleep(kills.length > 0 ? 1 : 10));
     }
 
     // Release: every worker frees what it holds; then wait until nothing is in flight.
+    phase = 'releasing';
     for (const a of live()) a.send({ cmd: 'release' });
     for (const a of live()) await guard(a.next('released'));
-    const alive = (x: number) => x === 0 || agents[x - 1]!.alive;
+    // Blocks die only with a killed worker: a worker that departed took nothing with it.
+    const alive = (x: number) => x === 0 || !agents[x - 1]!.killed;
     const settleStart = Date.now();
     let quietSince = 0;
     while (true) {
@@ -447,6 +576,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     }
 
     // Finish: every worker detaches and reports.
+    phase = 'finishing';
     for (const a of live()) a.send({ cmd: 'finish' });
     for (const a of live()) {
       await guard(a.next('finished'));
@@ -514,14 +644,17 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       fig.sent += f.sent;
       fig.idles += f.idles;
       fig.waits += f.waits;
+      fig.freedAfterLeft += f.freedAfterLeft;
     }
     fig.ok = true;
   } catch (e) {
     fig.ok = false;
     fig.reason = e instanceof RunFailure ? e.message : failure ?? `${(e as Error).name}: ${(e as Error).message}\n${(e as Error).stack}`;
     if (reaps.length > 0) fig.reason += `\n  reaps: ${reaps.join('\n         ')}`;
+    if (departures.length > 0) fig.reason += `\n  departures: ${departures.join('\n              ')}`;
   } finally {
     clearTimeout(timer);
+    process.off('uncaughtException', onUncaught);
     heap.stopIdle();
     await Promise.all(agents.filter((a) => a.alive).map((a) => a.worker.terminate().catch(() => 0)));
     fig.ms = Date.now() - t0;
@@ -571,7 +704,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   };
   const t0 = Date.now();
   const replay = (seed: number) =>
-    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.noDetaches ? ' --no-detaches' : ''}${o.tolerateKillLeaks ? ' --tolerate-kill-leaks' : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
+    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.noDetaches ? ' --no-detaches' : ''}${o.noDepartures ? ' --no-departures' : ''}${o.tolerateKillLeaks ? ' --tolerate-kill-leaks' : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
   const summary: SwarmSummary = {
     command: `node apps/stress/dist/main.js swarm ${argv.join(' ')}`.trim(),
     base: hex(o.base),
@@ -582,7 +715,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     failed: 0,
     seeds: [],
     failures: [],
-    totals: { ms: 0, blocks: 0, bytes: 0, frees: 0, reallocs: 0, sent: 0, kills: 0, reaps: 0, releaseLiveReaps: 0, detaches: 0, died: 0, diedBytes: 0, idles: 0, waits: 0, checks: 0, mainFrees: 0, quarantinedBytes: 0 },
+    totals: { ms: 0, blocks: 0, bytes: 0, frees: 0, reallocs: 0, sent: 0, kills: 0, reaps: 0, releaseLiveReaps: 0, watchReaps: 0, detaches: 0, departures: 0, leftLive: 0, leftInTransit: 0, freedAfterLeft: 0, died: 0, diedBytes: 0, idles: 0, waits: 0, checks: 0, mainFrees: 0, quarantinedBytes: 0 },
     failureKinds: {},
     knownKillLeaks: [],
     byBackend: {},
@@ -606,6 +739,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     }
     const config = drawConfig(seed, o.scale, { backend: o.backend });
     if (o.noDetaches) config.detaches = [];
+    if (o.noDepartures) config.departures = [];
     const f = await runOne(config, lib, o.runTimeoutMs, log);
     summary.runs++;
     summary.seeds.push(f.seed);
@@ -613,7 +747,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     summary.byBackend[config.backend] = (summary.byBackend[config.backend] ?? 0) + 1;
     summary.byPattern[config.pattern] = (summary.byPattern[config.pattern] ?? 0) + 1;
     summary.byWorkers[config.workers] = (summary.byWorkers[config.workers] ?? 0) + 1;
-    const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed, ${f.detaches} detached, ${f.died} died with a worker, ${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
+    const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed (${f.watchReaps} reaped by watch), ${f.detaches} detached, ${f.departures} left (${f.leftLive} of their blocks live elsewhere, ${f.leftInTransit} in transit; ${f.freedAfterLeft} freed after their owner left), ${f.died} died with a worker, ${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
     if (!f.ok && o.tolerateKillLeaks && config.kills.length > 0 && categorize(f.reason!) === 'leak') {
       summary.passed++;
       summary.knownKillLeaks.push({ seed: f.seed, reason: f.reason! });
@@ -633,7 +767,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   }
   write();
   const t = summary.totals;
-  const figures = `${summary.runs} runs, ${t.blocks} blocks, ${(t.bytes / MiB / 1024).toFixed(2)} GiB allocated, ${t.sent} sent across agents, ${t.kills} workers killed and reaped, ${t.detaches} detached, ${t.died} blocks died with their worker, 0 lost or duplicated`;
+  const figures = `${summary.runs} runs, ${t.blocks} blocks, ${(t.bytes / MiB / 1024).toFixed(2)} GiB allocated, ${t.sent} sent across agents, ${t.kills} workers killed and reaped (${t.watchReaps} by watch), ${t.detaches} detached, ${t.departures} left by ending their thread (${t.leftLive} of their blocks live elsewhere, ${t.leftInTransit} in transit; ${t.freedAfterLeft} freed after their owner left), ${t.died} blocks died with their worker, 0 lost or duplicated`;
   if (summary.failed === 0) {
     const known = summary.knownKillLeaks.length > 0 ? `, ${summary.knownKillLeaks.length} known kill/reap leaks tolerated (${summary.knownKillLeaks.map((k) => k.seed).join(', ')})` : '';
     console.log(`swarm: PASS - ${figures}${known} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
