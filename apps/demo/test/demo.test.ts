@@ -1,5 +1,5 @@
 // The demo is the main job: it must run, and what it prints must show the arena handing idle memory back
-// while the classic pool keeps it.
+// while the classic pool keeps it, and a producer retired mid-run coming back through watch on the arena.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
@@ -19,4 +19,10 @@ it('runs both backends; the arena settles near its start when idle, the classic 
   expect(Number(arena![3])).toBeGreaterThan(80); // about 100 MiB was really held
   expect(Number(arena![4])).toBeLessThanOrEqual(10); // and given back
   expect(Number(classic![4])).toBeGreaterThan(80); // the classic pool keeps its memory
+  // The producer terminated mid-run: reaped by watch on the arena (the heap's own figure is exact), not on the classic pool.
+  const retired = /pool_arena: producer 2 terminated holding \d+ unsent messages \(([\d.]+) MiB\); heap.watch reaped it .* heap committed ([\d.]+) MiB -> ([\d.]+) MiB/.exec(run.stdout);
+  expect(retired).not.toBeNull();
+  expect(Number(retired![1])).toBeGreaterThan(16);
+  expect(Number(retired![3])).toBeLessThan(1);
+  expect(run.stdout).toMatch(/pool_classic: producer 2 terminated .* heap.watch returned false/);
 });

@@ -166,6 +166,9 @@ async function piscinaScenario(r: ScenarioResult): Promise<void> {
     minThreads: 0,
     maxThreads: 2,
     idleTimeout: 300,
+    // As the worker-pools guide says: an idle pool thread then waits on its event loop (not in Atomics.wait),
+    // so its idle tick runs between tasks.
+    atomics: 'disabled',
   });
   const seen = new WeakSet<object>();
   pool.on('workerCreate', () => {
