@@ -176,9 +176,10 @@ export function onThreadExit(listener: (end: ThreadEnd) => void): () => void {
   if (!inNodeWorker() || typeof nodeProcess?.on !== 'function') return () => {};
   if (!exitHooked) {
     exitHooked = true;
-    // The monitor event sees an uncaught exception without handling it (the thread still ends as it would).
+    // The monitor event sees an uncaught exception without handling it. With no 'uncaughtException' handler
+    // the exception ends the thread; with one, the program goes on and the thread is not ending here.
     nodeProcess.on('uncaughtExceptionMonitor', () => {
-      crashed = true;
+      if ((nodeProcess as { listenerCount?: (e: string) => number }).listenerCount?.('uncaughtException') === 0) crashed = true;
     });
     nodeProcess.on('exit', () => {
       const end: ThreadEnd = crashed ? 'crashed' : 'normal';
