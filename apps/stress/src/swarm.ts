@@ -506,9 +506,15 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       fig.watchReaps++;
       reaps.push(`${what}, reaped by watch (quarantined ${quarantined} bytes)`);
     };
-    /** Reaps the killed worker's agent; with releaseLive when it never shared a block it owned. */
+    /**
+     * Reaps the killed worker's agent; with releaseLive when it never shared a block it owned and no worker
+     * had left the heap before (detached or departed). releaseLive releases every live block of the arenas
+     * the dead agent owned, and those include the arenas of an agent that left which it had taken over (by a
+     * free that reached them) or adopted (by a tick): blocks other agents still hold or cache.
+     */
     const reapExplicitly = (a: Agent, what: string) => {
-      const releaseLive = Atomics.load(L, L_SHARED + a.index) === 0;
+      const someoneLeft = agents.some((x) => x.detached || x.departed);
+      const releaseLive = Atomics.load(L, L_SHARED + a.index) === 0 && !someoneLeft;
       if (releaseLive) releasedLive.add(a.index);
       // releaseLive drops the live blocks of the dead agent's arenas. A block its cache handed it may lie in
       // another agent's arena: that one stays live (nothing records who holds it), so note where each is.
