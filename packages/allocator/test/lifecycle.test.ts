@@ -173,6 +173,29 @@ describe('watch', () => {
     heap.check();
   });
 
+  it('releaseLive releases what the dead worker carved, never the arenas it took over from a worker that left', async () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const a = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hand-over-then-end', count: 200, size: 100, tag: 0 });
+    const aGone = exited(a);
+    const handed = await nextMessage<{ kind: string; slot: number; blocks: number[] }>(a, (m) => m.kind === 'handed');
+    await aGone;
+    const b = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'free-then-wait', blocks: handed.blocks.slice(0, 10) });
+    heap.watch(b, { releaseLive: true });
+    const bGone = exited(b);
+    const freed = await nextMessage<{ kind: string; adoptedSlots: number[] }>(b, (m) => m.kind === 'freed');
+    expect(freed.adoptedSlots).toEqual([handed.slot]); // b took the departed owner over
+    await b.terminate();
+    await bGone;
+    // The other 190 blocks are still the main thread's to read and free: their arena was not released.
+    handed.blocks.slice(10).forEach((p, i) => expect(heap.u32[p >>> 2]).toBe(10 + i));
+    for (const p of handed.blocks.slice(10)) heap.free(p);
+    heap.flushCache();
+    heap.flush();
+    expect(heap.stats().liveBytes).toBe(0);
+    expect(carvedArenas(heap)).toBe(0);
+    heap.check();
+  });
+
   it('refuses what is not a worker', () => {
     const heap = createArenaHeap({ maxBytes: 1 << 28 });
     expect(() => heap.watch({} as never)).toThrow(TypeError);

@@ -13,6 +13,7 @@ import type { ResolvedProfile } from '@paddock/profile';
 import type { Regions } from '@paddock/region';
 import type { Registry } from '@paddock/registry';
 import {
+  A_CARVER,
   A_DIRTY_BITS,
   A_DIRTY_UNITS,
   A_FREE_UNITS,
@@ -108,7 +109,7 @@ export interface ReapReport {
   lostBlocks: number;
   /** Bytes of slabs left half-updated, kept out of use for good. */
   quarantinedBytes: number;
-  /** Live blocks of the dead agent released with `releaseLive`. */
+  /** Live blocks of the arenas the dead agent carved, released with `releaseLive`. */
   liveBlocksReleased: number;
 }
 
@@ -512,6 +513,7 @@ export class ArenaHeap {
     const i32 = this.i32;
     const hb = base >>> 2;
     i32[hb + A_KIND_OWNER] = KIND_ARENA | (this.slot << 8);
+    i32[hb + A_CARVER] = this.slot;
     i32[hb + A_FREE_UNITS] = this.usableUnits;
     i32[hb + A_RUN_BOUND] = this.usableUnits;
     i32[hb + A_HINT] = HEADER_UNITS;
@@ -1333,7 +1335,8 @@ export class ArenaHeap {
         report.arenasAdopted = this.adoptArenas(dead);
         this.adopted.push(dead);
         this.takeOverAdoptees(dead);
-        if (releaseLive) adoptedNow = this.arenas.filter((a) => !before.has(a));
+        // Only the arenas it carved: those it had taken over from agents that left hold blocks others may hold.
+        if (releaseLive) adoptedNow = this.arenas.filter((a) => !before.has(a) && this.i32[(a >>> 2) + A_CARVER] === dead);
       }
       for (const s of this.repairedEmpties) {
         const base = (s & this.arenaMask) >>> 0;

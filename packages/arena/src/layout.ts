@@ -13,6 +13,7 @@
  *   24..39  unit bitmap (bit set = unit in use; units 0 and 1 always set)
  *   40..55  dirty bitmap (free units still committed, waiting for a sweep)
  *   56..71  retained bitmap (free units of a released large block kept committed for reuse)
+ *   72  the owner slot that laid the arena out (word 0 changes when another agent takes it over; this never does)
  *
  * Per-unit record (unit 1, 32 bytes each, record u at base + 16 KiB + 32 u):
  *   0 free list head   1 bump (next never-used address)   2 live count
@@ -51,6 +52,8 @@ export const A_PARTIAL = 8;
 export const A_UNIT_BITS = 24;
 export const A_DIRTY_BITS = 40;
 export const A_RETAINED_BITS = 56;
+/** The owner slot that carved and laid out the arena: a `releaseLive` reap releases only what its agent carved. */
+export const A_CARVER = 72;
 
 // Record words.
 export const R_FREE = 0;

@@ -71,6 +71,14 @@ if (job === 'free-all-then-end') {
     heap.close();
     parentPort.close();
   });
+} else if (job === 'free-then-wait') {
+  // Frees the blocks it is given (into an owner that left: it takes that owner over), sends them home, says
+  // so, and blocks until terminated.
+  for (const p of workerData.blocks) heap.free(p);
+  heap.flushCache();
+  heap.flush();
+  parentPort.postMessage({ kind: 'freed', agentId: heap.agentId, adoptedSlots: heap.stats().adoptedSlots });
+  blockUntilTerminated();
 } else if (job === 'hold-then-throw') {
   // Holds `bytes` of blocks, says so, then throws an exception nobody catches.
   const blocks = allocateMixed(workerData.bytes);
