@@ -80,6 +80,7 @@ export interface SwarmOptions {
   snapshot: boolean;
   noDetaches: boolean;
   noDepartures: boolean;
+  noWatch: boolean;
   tolerateKillLeaks: boolean;
   json?: string;
   keepGoing: boolean;
@@ -99,6 +100,7 @@ export const SWARM_USAGE = `usage: node apps/stress/dist/main.js swarm [options]
   --json FILE       write the summary (figures, seeds, failures) as JSON
   --no-detaches     draw no mid-run detaches (the seed draws everything else the same)
   --no-departures   draw no workers that leave part-way by ending their thread (the rest is drawn the same)
+  --no-watch        reap every killed worker with an explicit reap (none by heap.watch)
   --tolerate-kill-leaks  a leak in a run that killed workers is reported as known, not a failure (while
                     the kill/reap leak in docs/RELIABILITY.md is open); ledger, check and pattern failures still fail
   --keep-going      do not stop at the first failing run
@@ -116,6 +118,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     snapshot: false,
     noDetaches: false,
     noDepartures: false,
+    noWatch: false,
     tolerateKillLeaks: false,
     runTimeoutMs: 120_000,
     quiet: false,
@@ -142,6 +145,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     else if (flag === '--snapshot') o.snapshot = true;
     else if (flag === '--no-detaches') o.noDetaches = true;
     else if (flag === '--no-departures') o.noDepartures = true;
+    else if (flag === '--no-watch') o.noWatch = true;
     else if (flag === '--tolerate-kill-leaks') o.tolerateKillLeaks = true;
     else if (flag === '--quiet') o.quiet = true;
     else if (flag === '--run-timeout') o.runTimeoutMs = num(flag, value(), 1, 86_400) * 1000;
@@ -257,6 +261,18 @@ function usableBound(size: number, largeMax: number): number {
   if (size > largeMax) return 0;
   if (size <= MiB) return Math.max(32, 2 ** Math.ceil(Math.log2(Math.max(1, size))));
   return Math.ceil(size / 16384) * 16384;
+}
+
+/** Where the heap's live blocks differ from the ledger's, class by class (pool_arena), for a leak report. */
+function liveByClass(s: ReturnType<Heap['stats']>, expectedBy: Map<number, number>): string {
+  const diffs: string[] = [];
+  for (const c of s.perClass) {
+    const want = expectedBy.get(c.size) ?? 0;
+    if (c.live !== want) diffs.push(`${c.size} B: ${c.live} live, ${want} expected`);
+  }
+  const large = expectedBy.get(-1) ?? 0;
+  if (s.largeObjects !== large) diffs.push(`large: ${s.largeObjects} live (${s.largeBytes} bytes), ${large} expected`);
+  return diffs.length > 0 ? `\n  by class: ${diffs.join('; ')}` : '';
 }
 
 /** Runs one seeded run. Never throws: a failure comes back in the figures. */
@@ -594,6 +610,8 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     const n = Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1);
     fig.blocks = n;
     let expectedLive = 0;
+    /** Blocks expected live at the end, by class size (-1: large). */
+    const expectedBy = new Map<number, number>();
     let unwritten = 0;
     for (let id = 1; id <= n; id++) {
       const e = entry(id);
@@ -612,7 +630,11 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       const owner = L[e + 1]!;
       const usable = L[e + 2]!;
       fig.diedBytes += usable;
-      if (usable <= largeMax && (!releasedLive.has(owner) || keptLive.has(id))) expectedLive += usable;
+      if (usable <= largeMax && (!releasedLive.has(owner) || keptLive.has(id))) {
+        expectedLive += usable;
+        const key = usable <= MiB ? usable : -1; // a small block's usable size is its class size; -1: large
+        expectedBy.set(key, (expectedBy.get(key) ?? 0) + 1);
+      }
     }
     if (unwritten > dead.length) throw new RunFailure(`${unwritten} block ids were taken but never recorded, with ${dead.length} workers killed`);
     if (unwritten > 0) slackHigh += unwritten * usableBound(largeMax, largeMax);
@@ -638,7 +660,8 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       throw new RunFailure(
         `live bytes at the end: ${s.liveBytes}, expected ${expectedLive}` +
           (lo !== hi ? ` (${lo}..${hi} allowing for the operations the killed workers were in and quarantined slabs)` : '') +
-          ` - ${s.liveBytes > expectedLive ? 'blocks were freed but never came back (leaked)' : 'blocks live in the ledger are free in the heap'}`,
+          ` - ${s.liveBytes > expectedLive ? 'blocks were freed but never came back (leaked)' : 'blocks live in the ledger are free in the heap'}` +
+          liveByClass(s, expectedBy),
       );
     }
     for (const a of agents) {
@@ -710,7 +733,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   };
   const t0 = Date.now();
   const replay = (seed: number) =>
-    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.noDetaches ? ' --no-detaches' : ''}${o.noDepartures ? ' --no-departures' : ''}${o.tolerateKillLeaks ? ' --tolerate-kill-leaks' : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
+    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.noDetaches ? ' --no-detaches' : ''}${o.noDepartures ? ' --no-departures' : ''}${o.noWatch ? ' --no-watch' : ''}${o.tolerateKillLeaks ? ' --tolerate-kill-leaks' : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
   const summary: SwarmSummary = {
     command: `node apps/stress/dist/main.js swarm ${argv.join(' ')}`.trim(),
     base: hex(o.base),
@@ -746,6 +769,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     const config = drawConfig(seed, o.scale, { backend: o.backend });
     if (o.noDetaches) config.detaches = [];
     if (o.noDepartures) config.departures = [];
+    if (o.noWatch) for (const k of config.kills) k.watch = false;
     const f = await runOne(config, lib, o.runTimeoutMs, log);
     summary.runs++;
     summary.seeds.push(f.seed);
