@@ -196,6 +196,29 @@ describe('watch', () => {
     heap.check();
   });
 
+  it('a worker terminated in the middle of a drain: the reaper finishes the drain, nothing stays live', async () => {
+    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const flag = new SharedArrayBuffer(4);
+    const f = new Int32Array(flag);
+    const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'drain-when-told', count: 200_000, size: 48, flag });
+    heap.watch(w);
+    const gone = exited(w);
+    const handed = await nextMessage<{ kind: string; blocks: number[] }>(w, (m) => m.kind === 'handed');
+    for (const p of handed.blocks) heap.free(p);
+    heap.flushCache();
+    heap.flush(); // every block now waits in the worker's inbox
+    w.postMessage('drain');
+    while (Atomics.load(f, 0) === 0) Atomics.wait(f, 0, 0, 1);
+    await w.terminate();
+    await gone;
+    const stoppedMidway = Atomics.load(f, 0) === 1; // it never finished its drain
+    heap.flushCache();
+    expect(heap.stats().liveBytes).toBe(0);
+    expect(carvedArenas(heap)).toBe(0);
+    heap.check();
+    if (!stoppedMidway) console.log('the worker finished its drain before it was stopped: the interrupted path was not taken this time');
+  });
+
   it('refuses what is not a worker', () => {
     const heap = createArenaHeap({ maxBytes: 1 << 28 });
     expect(() => heap.watch({} as never)).toThrow(TypeError);

@@ -18,7 +18,8 @@
  *   47 1 once the agent holds its agent lock (browsers: how others learn it is gone)   48..63 always zero (see G_ZERO)
  * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
- * committed bytes]), then the flush scratch (the up to 32 objects of the chain being flushed).
+ * committed bytes]), then the flush scratch (the up to 32 objects of the chain being flushed), then the drain
+ * in progress (see DRAIN_OFFSET).
  */
 export const AGENT_MAGIC = 0x54474150 | 0; // 'PAGT'
 export const AGENT_LIVE = 1;
@@ -77,4 +78,12 @@ export const STASH_CAPACITY = 64;
 export const FLUSH_OFFSET = STASH_OFFSET + STASH_CAPACITY * 12;
 /** Objects the flush scratch holds (a chain is flushed at 32). */
 export const FLUSH_CAPACITY = 32;
-export const AGENT_AREA_COMMIT = Math.ceil((FLUSH_OFFSET + FLUSH_CAPACITY * 4) / 4096) * 4096;
+/**
+ * The drain in progress, for a reaper: [the run being reclaimed (0: none), the run after it]. A drain takes its
+ * whole inbox with one exchange into a local list; without these words, an agent stopped half way through
+ * would leave the rest of that list reachable from nowhere.
+ */
+export const DRAIN_OFFSET = FLUSH_OFFSET + FLUSH_CAPACITY * 4;
+export const D_RUN = 0;
+export const D_NEXT = 1;
+export const AGENT_AREA_COMMIT = Math.ceil((DRAIN_OFFSET + 8) / 4096) * 4096;

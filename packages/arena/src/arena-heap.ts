@@ -66,6 +66,9 @@ import {
   AGENT_AREA_COMMIT,
   CACHE_STACKS_OFFSET,
   CACHE_STRIDE,
+  DRAIN_OFFSET,
+  D_NEXT,
+  D_RUN,
   FLUSH_CAPACITY,
   FLUSH_OFFSET,
   G_CACHE_COUNT,
@@ -111,6 +114,8 @@ export interface ReapReport {
   quarantinedBytes: number;
   /** Live blocks of the arenas the dead agent carved, released with `releaseLive`. */
   liveBlocksReleased: number;
+  /** Objects of a drain the dead agent was in the middle of, reclaimed by the reaper. */
+  drainedObjects: number;
 }
 
 /** The region layer's user word that holds the head of the agent-area list. */
@@ -846,14 +851,43 @@ export class ArenaHeap {
 
   private drainSlot(slot: number): number {
     let run = this.registry.takeInbox(slot) >>> 0;
+    // The list is named in the agent area as it goes (the run being reclaimed, and the one after it), so that a
+    // reaper finishes it if this agent is stopped half way (see resumeDrain). The exchange and this store follow
+    // each other with no point between where an agent can be stopped.
+    const dw = (this.agentArea + DRAIN_OFFSET) >>> 2;
+    Atomics.store(this.i32, dw + D_RUN, run);
     let reclaimed = 0;
     while (run !== 0) {
       // The run may lie past this agent's views (another agent grew the buffer): reach it before reading it.
       if (!this.cover(run + 12)) badRun(run, 'the tail lies outside the heap');
       const next = this.u32[run >>> 2]!;
+      Atomics.store(this.i32, dw + D_NEXT, next);
+      reclaimed += this.reclaimRun(run);
+      run = next;
+      Atomics.store(this.i32, dw + D_RUN, run);
+    }
+    return reclaimed;
+  }
+
+  /**
+   * Finishes the drain a dead agent was in (its area at `area`): from the run it was reclaiming, or from the one
+   * after it when that run was already spliced (its tail then carries the freed mark where a run's tail holds its
+   * first member, which is 32-byte aligned and so never equal to it). The runs' arenas are this agent's by now.
+   * Returns the objects reclaimed.
+   */
+  private resumeDrain(area: number): number {
+    const dw = (area + DRAIN_OFFSET) >>> 2;
+    let run = Atomics.load(this.i32, dw + D_RUN) >>> 0;
+    if (run === 0 || !this.cover(run + 12)) return 0;
+    if (this.i32[(run >>> 2) + 1] === (FREED_MARK ^ run)) run = Atomics.load(this.i32, dw + D_NEXT) >>> 0;
+    let reclaimed = 0;
+    while (run !== 0) {
+      if (!this.cover(run + 12)) badRun(run, 'the tail lies outside the heap');
+      const next = this.u32[run >>> 2]!;
       reclaimed += this.reclaimRun(run);
       run = next;
     }
+    Atomics.store(this.i32, dw + D_RUN, 0);
     return reclaimed;
   }
 
@@ -1309,6 +1343,7 @@ export class ArenaHeap {
       lostBlocks: 0,
       quarantinedBytes: 0,
       liveBlocksReleased: 0,
+      drainedObjects: 0,
     };
     // A region it was opening, or an arena it was laying out, when it died: list or release them.
     const opening = this.u32[aw + G_OPENING_REGION]!;
@@ -1320,6 +1355,7 @@ export class ArenaHeap {
     const dead = this.i32[aw + G_OWNER_SLOT]!;
     const quarantinedBefore = this.quarantinedBytes;
     let adoptedNow: number[] = [];
+    let tookSlot = false;
     if (dead !== 0 && dead !== this.slot && dead <= this.registry.ownerCount()) {
       report.ownerSlot = dead;
       for (const base of this.regions.carvedArenas()) {
@@ -1335,6 +1371,7 @@ export class ArenaHeap {
         report.arenasAdopted = this.adoptArenas(dead);
         this.adopted.push(dead);
         this.takeOverAdoptees(dead);
+        tookSlot = true;
         // Only the arenas it carved: those it had taken over from agents that left hold blocks others may hold.
         if (releaseLive) adoptedNow = this.arenas.filter((a) => !before.has(a) && this.i32[(a >>> 2) + A_CARVER] === dead);
       }
@@ -1347,6 +1384,8 @@ export class ArenaHeap {
         this.releaseSlab(base, u, this.i32[ri + R_SPAN]!, ((info >>> CLASS_SHIFT) & CLASS_MASK) === LARGE_CLASS);
       }
       this.repairedEmpties = [];
+      // A drain it was in the middle of: the runs it had taken from its inbox and not reclaimed yet.
+      if (tookSlot) report.drainedObjects = this.resumeDrain(area);
     }
     // The cache: every entry must still look like a freed block, or it is left alone.
     for (let c = 0; c < CLASS_COUNT; c++) {

@@ -79,6 +79,21 @@ if (job === 'free-all-then-end') {
   heap.flush();
   parentPort.postMessage({ kind: 'freed', agentId: heap.agentId, adoptedSlots: heap.stats().adoptedSlots });
   blockUntilTerminated();
+} else if (job === 'drain-when-told') {
+  // Allocates `count` blocks of `size` and hands them over; once the parent has freed them all (they wait in
+  // this agent's inbox), it is told to drain, says so through the shared word, and drains: the parent
+  // terminates it in the middle.
+  const blocks = [];
+  for (let i = 0; i < workerData.count; i++) blocks.push(heap.malloc(workerData.size));
+  parentPort.postMessage({ kind: 'handed', agentId: heap.agentId, blocks });
+  const flag = new Int32Array(workerData.flag);
+  parentPort.once('message', () => {
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+    heap.drain();
+    Atomics.store(flag, 0, 2);
+    blockUntilTerminated();
+  });
 } else if (job === 'hold-then-throw') {
   // Holds `bytes` of blocks, says so, then throws an exception nobody catches.
   const blocks = allocateMixed(workerData.bytes);
