@@ -56,7 +56,6 @@ export abstract class HeapViews {
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private dataView: DataView | null = null;
 
-
   /**
    * Called once by each backend's constructor: in a Node worker, this agent leaves the heap when its thread
    * ends by itself (the event loop runs dry, `process.exit()`, the port closes): everything it holds is
@@ -71,7 +70,13 @@ export abstract class HeapViews {
         if (end === 'crashed') this.threadCrashed();
         else this.detach();
       } catch {
-        // The thread is ending and nobody could catch this: what could not be handed over is a reaper's.
+        // The thread is ending and nobody could catch this (a detach that found the heap corrupt): what could
+        // not be handed over is left to be reaped, with every check, as if the thread had crashed.
+        try {
+          this.threadCrashed();
+        } catch {
+          // Nothing more can be done from a thread that is ending; `watch` still reaps it.
+        }
       }
     });
     exitHooks.set(this, unhook);
