@@ -79,11 +79,11 @@ export const FLUSH_OFFSET = STASH_OFFSET + STASH_CAPACITY * 12;
 /** Objects the flush scratch holds (a chain is flushed at 32). */
 export const FLUSH_CAPACITY = 32;
 /**
- * The drain in progress, for a reaper: [the run being reclaimed (0: none), the run after it]. A drain takes its
- * whole inbox with one exchange into a local list; without these words, an agent stopped half way through
- * would leave the rest of that list reachable from nowhere.
+ * The drain in progress, for a reaper: [the first run not yet begun (0: none), the run being spliced (0: none)].
+ * A drain takes its whole inbox with one exchange into a local list; without these words, an agent stopped half
+ * way through would leave the rest of that list reachable from nowhere.
  */
 export const DRAIN_OFFSET = FLUSH_OFFSET + FLUSH_CAPACITY * 4;
 export const D_RUN = 0;
-export const D_NEXT = 1;
+export const D_CUR = 1;
 export const AGENT_AREA_COMMIT = Math.ceil((DRAIN_OFFSET + 8) / 4096) * 4096;

@@ -67,7 +67,7 @@ import {
   CACHE_STACKS_OFFSET,
   CACHE_STRIDE,
   DRAIN_OFFSET,
-  D_NEXT,
+  D_CUR,
   D_RUN,
   FLUSH_CAPACITY,
   FLUSH_OFFSET,
@@ -851,9 +851,9 @@ export class ArenaHeap {
 
   private drainSlot(slot: number): number {
     let run = this.registry.takeInbox(slot) >>> 0;
-    // The list is named in the agent area as it goes (the run being reclaimed, and the one after it), so that a
-    // reaper finishes it if this agent is stopped half way (see resumeDrain). The exchange and this store follow
-    // each other with no point between where an agent can be stopped.
+    // The list is named in the agent area as it goes, so that a reaper finishes it if this agent is stopped half
+    // way (see resumeDrain): the first run not begun, and the run being spliced. The exchange and this store
+    // follow each other with no point between where an agent can be stopped.
     const dw = (this.agentArea + DRAIN_OFFSET) >>> 2;
     Atomics.store(this.i32, dw + D_RUN, run);
     let reclaimed = 0;
@@ -861,34 +861,38 @@ export class ArenaHeap {
       // The run may lie past this agent's views (another agent grew the buffer): reach it before reading it.
       if (!this.cover(run + 12)) badRun(run, 'the tail lies outside the heap');
       const next = this.u32[run >>> 2]!;
-      Atomics.store(this.i32, dw + D_NEXT, next);
-      reclaimed += this.reclaimRun(run);
-      run = next;
-      Atomics.store(this.i32, dw + D_RUN, run);
+      Atomics.store(this.i32, dw + D_CUR, run);
+      Atomics.store(this.i32, dw + D_RUN, next);
+      reclaimed += this.reclaimRun(run), run = next;
     }
+    Atomics.store(this.i32, dw + D_CUR, 0);
     return reclaimed;
   }
 
   /**
-   * Finishes the drain a dead agent was in (its area at `area`): from the run it was reclaiming, or from the one
-   * after it when that run was already spliced (its tail then carries the freed mark where a run's tail holds its
-   * first member, which is 32-byte aligned and so never equal to it). The runs' arenas are this agent's by now.
+   * Finishes the drain a dead agent was in (its area at `area`); the runs' arenas are this agent's by now.
+   * The run it was splicing is reclaimed if it still looks untouched: its tail a live object that does not carry
+   * the freed mark (a run's tail holds its first member there until the splice, which marks it; a splice that
+   * emptied the slab released it, so it is no longer a live object). A splice cut short after it marked the tail
+   * loses that run (its slab is consistent; at most 32 blocks stay live) or left the slab inconsistent, and the
+   * repair before this quarantined it. Then every run from the first not begun.
    * Returns the objects reclaimed.
    */
   private resumeDrain(area: number): number {
     const dw = (area + DRAIN_OFFSET) >>> 2;
+    const cur = Atomics.load(this.i32, dw + D_CUR) >>> 0;
     let run = Atomics.load(this.i32, dw + D_RUN) >>> 0;
-    if (run === 0 || !this.cover(run + 12)) return 0;
-    if (this.i32[(run >>> 2) + 1] === (FREED_MARK ^ run)) run = Atomics.load(this.i32, dw + D_NEXT) >>> 0;
-    let reclaimed = 0;
+    let drained = 0;
+    if (cur !== 0 && cur !== run && this.isLiveObject(cur) && this.i32[(cur >>> 2) + 1] !== (FREED_MARK ^ cur)) drained += this.reclaimRun(cur);
     while (run !== 0) {
       if (!this.cover(run + 12)) badRun(run, 'the tail lies outside the heap');
       const next = this.u32[run >>> 2]!;
-      reclaimed += this.reclaimRun(run);
+      drained += this.reclaimRun(run);
       run = next;
     }
     Atomics.store(this.i32, dw + D_RUN, 0);
-    return reclaimed;
+    Atomics.store(this.i32, dw + D_CUR, 0);
+    return drained;
   }
 
   private reclaimRun(tail: number): number {
