@@ -230,14 +230,21 @@ export class ArenaHeap {
    * one is decommitted at once and the arena goes back to its region as soon as it is empty, because nobody
    * is about to reuse them (the sweep delay is for an owner's own churn).
    */
-  private readonly inherited = new Set<number>();
+  private readonly inherited: Set<number>;
+  /**
+   * Per owner slot (indexed like the chain map): 1 + the departure count at which that owner was last seen live.
+   * An owner leaves by marking its slot and then counting the departure, so while the count is unchanged the
+   * owner is still live, or has only just marked itself and will read its inbox after counting (and so find a
+   * batch pushed now): a flush then needs no look at the slot's state.
+   */
+  private liveSeen: Int32Array;
   /** The registry's departure count when this agent last looked for owners to take over. */
-  private seenDepartures = 0;
+  private seenDepartures: number;
   /**
    * Called with a dead agent's area once {@link reapAgent} has recovered its arenas, cache and chains (the
    * large tier releases its stashed mappings); set by the layer above.
    */
-  onReaped: ((area: number) => void) | null = null;
+  onReaped: ((area: number) => void) | null;
   private pendingOwners = new Int32Array(16);
   private pendingCount = 0;
   private readonly scratch = new Float64Array(CHAIN_FLUSH);
@@ -264,6 +271,12 @@ export class ArenaHeap {
     regions.progressWord = this.agentArea + G_OPENING_REGION * 4;
     this.mapWord = this.u32[(this.agentArea >>> 2) + G_MAP_ADDR]! >>> 2;
     this.mapCap = this.i32[(this.agentArea >>> 2) + G_MAP_CAP]!;
+    // Assigned last, and without initializers: V8 lays fields out in the order they are first assigned, and
+    // these are not read on any hot path (the fields before them are laid out as they were without them).
+    this.inherited = new Set<number>();
+    this.liveSeen = new Int32Array(this.mapCap);
+    this.seenDepartures = 0;
+    this.onReaped = null;
   }
 
   /** Takes the space's current views (after a commit, which may grow the buffer). */
@@ -715,6 +728,9 @@ export class ArenaHeap {
     Atomics.store(this.i32, aw + G_MAP_CAP, cap);
     this.mapWord = map >>> 2;
     this.mapCap = cap;
+    const seen = new Int32Array(cap);
+    seen.set(this.liveSeen);
+    this.liveSeen = seen;
     const old = oldWord << 2;
     if (old !== this.agentArea + INLINE_MAP_OFFSET) this.space.release(old, Math.ceil((oldCap * 8) / GRANULE) * GRANULE);
   }
@@ -752,7 +768,8 @@ export class ArenaHeap {
   private flushChain(owner: number): number {
     // First, where the batch goes: taking a departed owner over may itself flush and drain, so it happens
     // before this chain is read (it may have been sent meanwhile).
-    const home = this.homeOf(owner);
+    const departed = this.registry.departures();
+    const home = this.liveSeen[owner] === departed + 1 ? owner : this.homeOf(owner);
     const u32 = this.u32;
     const list = this.scratch;
     let n = 0;
@@ -802,10 +819,11 @@ export class ArenaHeap {
     }
     this.registry.pushInbox(home, firstTail, prevTail);
     Atomics.store(this.i32, aw + G_FLUSH_PHASE, 0);
-    // Ours now (we just took the owner over): reclaim at once. Otherwise look again: an owner that left after
-    // we read its state is taken over here, so a batch never waits in the inbox of an owner that is gone.
+    // Ours now (we just took the owner over): reclaim at once. Otherwise, if anyone left since we looked, look
+    // again: an owner that left after we read its state is taken over here, so a batch never waits in the
+    // inbox of an owner that is gone (an owner marks itself, then counts the departure, then reads its inbox).
     if (home === this.slot) this.drain();
-    else this.homeOf(home);
+    else if (this.registry.departures() !== departed) this.homeOf(home);
     return n;
   }
 
@@ -819,7 +837,12 @@ export class ArenaHeap {
     let slot = owner;
     for (let hops = 0; hops < 1024; hops++) {
       if (slot === this.slot) return slot;
+      const departed = this.registry.departures(); // read before the state: see liveSeen
       const state = this.registry.slotState(slot);
+      if (state === SLOT_LIVE) {
+        if (slot === owner && owner < this.liveSeen.length) this.liveSeen[owner] = departed + 1;
+        return slot;
+      }
       if ((state & SLOT_ADOPTED) !== 0) {
         slot = state >>> 8;
       } else if (state === SLOT_DETACHED) {
@@ -861,11 +884,12 @@ export class ArenaHeap {
       // The run may lie past this agent's views (another agent grew the buffer): reach it before reading it.
       if (!this.cover(run + 12)) badRun(run, 'the tail lies outside the heap');
       const next = this.u32[run >>> 2]!;
-      Atomics.store(this.i32, dw + D_CUR, run);
-      Atomics.store(this.i32, dw + D_RUN, next);
+      // Plain stores: only a reaper reads them, once this agent's thread has stopped.
+      this.i32[dw + D_CUR] = run;
+      this.i32[dw + D_RUN] = next;
       reclaimed += this.reclaimRun(run), run = next;
     }
-    Atomics.store(this.i32, dw + D_CUR, 0);
+    this.i32[dw + D_CUR] = 0;
     return reclaimed;
   }
 
@@ -1376,6 +1400,7 @@ export class ArenaHeap {
         this.adopted.push(dead);
         this.takeOverAdoptees(dead);
         tookSlot = true;
+        this.registry.noteDeparture(); // its slot is no longer live: flushers look at it again
         // Only the arenas it carved: those it had taken over from agents that left hold blocks others may hold.
         if (releaseLive) adoptedNow = this.arenas.filter((a) => !before.has(a) && this.i32[(a >>> 2) + A_CARVER] === dead);
       }
