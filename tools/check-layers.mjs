@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The layering check: every package under packages/ imports only packages on lower layers (LAYERS in
-// layers.mjs, the table in ARCHITECTURE.md), only through their package names, and never reaches into
+// layers.mjs, the README's layer table), only through their package names, and never reaches into
 // another package's src/ or dist/ by path. Apps and tools may import any package, but by name only.
 // Usage: node tools/check-layers.mjs [repoRoot]   (exit 1 and one line per violation when it fails)
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
@@ -34,7 +34,7 @@ export function checkLayers(root, layers = LAYERS) {
   const pkgs = packageDirs(root, 'packages');
   const pkgByDir = new Map(pkgs.map((d) => [d, JSON.parse(readFileSync(join(d, 'package.json'), 'utf8')).name]));
   for (const [dir, name] of pkgByDir) {
-    if (!(name in layers)) problems.push(`${relative(root, dir)}: package ${name} has no layer (add it to tools/layers.mjs and ARCHITECTURE.md)`);
+    if (!(name in layers)) problems.push(`${relative(root, dir)}: package ${name} has no layer (add it to tools/layers.mjs and the README's layer table)`);
   }
   const scanned = [...pkgs, ...packageDirs(root, 'apps'), ...(existsSync(join(root, 'tools')) ? [join(root, 'tools')] : [])];
   for (const dir of scanned) {

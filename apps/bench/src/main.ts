@@ -9,7 +9,7 @@
  * ratios of the same run go to a table on stdout and, with every sample, to results/latest.json.
  * Paddock's targets are checked here: a pair <= 10 ns; churn <= 1.5x the floor and below thi.ng.
  *
- * Issue 5's workloads follow, each with its own table: `sweep-<size>` (fixed-size churn, 32 B to 16 MiB),
+ * The size and pattern workloads follow, each with its own table: `sweep-<size>` (fixed-size churn, 32 B to 16 MiB),
  * `hold-<size>` (hold K blocks, free them all: time and memory), `cross-32` (32 B blocks malloc'ed in one
  * worker and freed in another, against plain JS) and `realloc` (growth chains 64 KiB -> 64 MiB at profile
  * rungs 1, 3, 5 and 10: time against memory kept).
@@ -46,7 +46,7 @@ import { HOLD_SPECS } from './hold.js';
 import { nativePeer } from './native-run.js';
 import { type ProgramPeers, type ProgramResult, programSpecs, runPrograms } from './programs.js';
 import { peakMethod } from './peak.js';
-import { cellFigures, issue8Targets, programLines, targetLines } from './programs-report.js';
+import { cellFigures, programTargets, programLines, targetLines } from './programs-report.js';
 import { change, estimate, fmtChange, median } from './stats.js';
 import { buildDlmalloc, buildNative, buildTlsf, type Built } from './toolchain.js';
 import { dlmallocAdapter, tlsfAdapter } from './wasm-peers.js';
@@ -87,7 +87,7 @@ const SWEEP_NAMES = SWEEP_SIZES.map((s) => `sweep-${sizeLabel(s)}`);
 const HOLD_NAMES = HOLD_SPECS.map((s) => s.name);
 const CROSS_NAME = 'cross-32';
 const REALLOC_NAME = 'realloc';
-/** Issue 8's programs (names only; sizes depend on the mode) and their groups. */
+/** The programs (names only; sizes depend on the mode) and their groups. */
 const PROGRAM_NAMES = programSpecs({ ms: 0, full: false }).map((s) => s.name);
 const PROGRAM_GROUPS = ['programs', 'pony', 'pathology', 'standard'];
 /** A time-capped peer still runs at least this many ops a round. */
@@ -110,7 +110,7 @@ interface Mode {
   readonly crossMs: number;
   /** realloc: chains a round. */
   readonly chains: number;
-  /** Issue 8's programs: how long a timed program runs, its warm-up and measured rounds, the idle rounds. */
+  /** The programs: how long a timed program runs, its warm-up and measured rounds, the idle rounds. */
   readonly programMs: number;
   readonly programWarmup: number;
   readonly programRounds: number;
@@ -516,7 +516,7 @@ async function main(): Promise<number> {
     }
   }
 
-  // --- issue 5's workloads beyond the timed loop: hold-then-free, cross-agent free, realloc chains ---
+  // --- the workloads beyond the timed loop: hold-then-free, cross-agent free, realloc chains ---
   const paddockRuns = paddock.ok && entries.find((e) => e.name === 'paddock')?.status === 'ran';
   const ctx: SuiteContext = {
     warmup: opts.warmupGiven >= 1 ? opts.warmupGiven : mode.memWarmup,
@@ -532,7 +532,7 @@ async function main(): Promise<number> {
   if (holdSpecs.length > 0) suites.push({ name: 'hold', out: runHoldSuite(ctx, holdSpecs, mode.holdCycles) });
   if (picked(CROSS_NAME)) suites.push({ name: CROSS_NAME, out: await runCrossSuite(ctx, mode.crossMs) });
   if (picked(REALLOC_NAME)) suites.push({ name: REALLOC_NAME, out: runReallocSuite(ctx, mode.chains, largeMax) });
-  // --- issue 8's programs ---
+  // --- the programs ---
   const programPicked = programSpecs({ ms: mode.programMs, full: mode.name === 'full' }).filter((sp) => picked(sp.name));
   let programs: ProgramResult[] = [];
   if (programPicked.length > 0) {
@@ -777,10 +777,10 @@ async function main(): Promise<number> {
     for (const line of x.out.lines) out(line);
   }
 
-  // --- issue 8's programs and targets ---
+  // --- the programs and their targets ---
   if (programs.length > 0) {
     out();
-    out(`issue 8's programs: ${mode.programMs} ms a timed run; ${programs[0] ? '' : ''}warm-up/measured rounds as set; peers interleaved, order rotating`);
+    out(`the programs: ${mode.programMs} ms a timed run; ${programs[0] ? '' : ''}warm-up/measured rounds as set; peers interleaved, order rotating`);
     for (const line of programLines(programs, commandLine())) out(line);
   }
   const pcSamples = new Map<string, Map<string, number[]>>();
@@ -790,7 +790,7 @@ async function main(): Promise<number> {
     pcSamples.set(w.name, m);
   }
   const idleWindow = programSpecs({ ms: mode.programMs, full: mode.name === 'full' }).find((x) => x.program === 'idle')!.params.window;
-  const targets8 = issue8Targets(programs, { samples: pcSamples }, idleWindow);
+  const targets8 = programTargets(programs, { samples: pcSamples }, idleWindow);
   for (const line of targetLines(targets8)) out(line);
 
   // --- JSON ---

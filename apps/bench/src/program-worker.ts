@@ -9,7 +9,7 @@
  * - `paddock`: all agents attach to one heap; blocks travel between agents as pointers in rings of Int32
  *   slots in SharedArrayBuffers (one Atomics.store of the head per batch). An agent that finds nothing
  *   to do spins a little, then blocks with `heap.wait` (Paddock's own wait: it flushes the chains first
- *   and drains the inbox after waking, as SPEC section 8 asks of an agent about to block).
+ *   and drains the inbox after waking, as an agent about to block should: docs/design/allocator.md).
  * - `js`: plain JavaScript: objects (binary-trees), typed arrays (the per-agent churns) and ArrayBuffers
  *   sent with `postMessage` and a transfer list (the messaging programs); the garbage collector frees.
  */

@@ -1,7 +1,7 @@
 /**
- * Issue 8's figures on stdout and in the JSON: each program's table (the median of every peer with its
+ * The programs' figures on stdout and in the JSON: each program's table (the median of every peer with its
  * 95% bootstrap interval, Paddock's arena against each peer as a change with its interval, peak resident
- * memory), and the issue's targets, judged from the measured samples.
+ * memory), and the programs' targets, judged from the measured samples.
  */
 import type { ProgramCell, ProgramResult, ProgramSample } from './programs.js';
 import { layout } from './report.js';
@@ -137,7 +137,7 @@ export function programLines(results: readonly ProgramResult[], command: string)
 
 // --- targets ------------------------------------------------------------------------------------------
 
-export interface Issue8Target {
+export interface ProgramTarget {
   readonly rule: string;
   readonly workload: string;
   readonly status: 'MET' | 'NOT MET' | 'n/a' | 'stated';
@@ -150,12 +150,12 @@ export interface PairChurnSamples {
   readonly samples: ReadonlyMap<string, ReadonlyMap<string, readonly number[]>>;
 }
 
-/** The suspend-and-drain issue's figure: resident memory falls by at least half the payload within 5 s. */
+/** The idle-return figure: resident memory falls by at least half the payload within 5 s. */
 export const IDLE_LIMIT_MS = 5000;
 export const CHURN_LIMIT = 1.5;
 
-export function issue8Targets(programs: readonly ProgramResult[], pc: PairChurnSamples, idleWindowMs: number): Issue8Target[] {
-  const out: Issue8Target[] = [];
+export function programTargets(programs: readonly ProgramResult[], pc: PairChurnSamples, idleWindowMs: number): ProgramTarget[] {
+  const out: ProgramTarget[] = [];
   const byName = new Map(programs.map((r) => [r.spec.name, r]));
   // 1. arena at least classic's throughput
   for (const w of ['producer-consumer', 'message-ubench', 'mixed-churn-16/8', 'mixed-churn-128/32']) {
@@ -239,8 +239,8 @@ export function issue8Targets(programs: readonly ProgramResult[], pc: PairChurnS
   return out;
 }
 
-export function targetLines(ts: readonly Issue8Target[]): string[] {
+export function targetLines(ts: readonly ProgramTarget[]): string[] {
   if (ts.length === 0) return [];
   const rows = ts.map((t) => [`  ${t.workload}`, t.rule, t.status, t.value, t.note]);
-  return ['', "issue 8's targets (from this run's samples):", layout(rows)];
+  return ['', "the programs' targets (from this run's samples):", layout(rows)];
 }

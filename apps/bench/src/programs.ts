@@ -1,5 +1,5 @@
 /**
- * Issue 8's programs: the Pony arena's own programs re-created, the classic pool's pathologies, and the
+ * The programs: the Pony arena's own programs re-created, the classic pool's pathologies, and the
  * standard allocator workloads (mimalloc-bench's shapes) re-implemented for workers, each run by every
  * peer that can run it, in interleaved rounds (the order of the peers rotates round by round), with the
  * same figure kept per run: the program's rate (or time), its peak resident memory, and its extras.

@@ -255,7 +255,7 @@ function main(): void {
     L.push('');
   }
   if (doc.targets.length > 0) {
-    L.push('The bench\'s standing targets for Paddock (issue 4):');
+    L.push('The bench\'s standing targets for Paddock:');
     L.push('');
     L.push(
       table(
@@ -379,10 +379,10 @@ function main(): void {
     }
   }
 
-  // the size sweep (issue 5), medians only
+  // the size sweep, medians only
   const sweep = doc.workloads.filter((w) => w.group === 'sweep');
   if (sweep.length > 0) {
-    L.push('## Size sweep (issue 5)');
+    L.push('## Size sweep');
     L.push('');
     L.push(`Fixed-size churn from 32 B to 16 MiB, ns per op. Command: \`${doc.command}\`; alone: \`${rerun('sweep')}\`. Hold-then-free, cross-32 and the realloc chains are in the JSON and on the run's stdout.`);
     L.push('');

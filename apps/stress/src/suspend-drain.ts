@@ -1,5 +1,5 @@
 /**
- * The suspend-drain stress program (SPEC.md section 8): 8 workers each allocate 32 blocks of 512 KiB and
+ * The suspend-drain stress program (suspend and drain: docs/design/allocator.md): 8 workers each allocate 32 blocks of 512 KiB and
  * touch them (128 MiB in all); one worker frees all 256 blocks, most of them other agents', while the
  * other 7 only idle. The frees travel home through the freeing agent's cache and chains, the owners drain
  * them on their idle ticks, and the idle return hands the pages back: resident memory must fall by at

@@ -99,7 +99,7 @@ export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }
   if (only?.backend) backend = only.backend;
   const profile = 1 + Math.floor(r() * 10);
   let heapBytes = pick(HEAP_SIZES);
-  // The classic pool never merges or returns large blocks (SPEC section 9): give it the largest heap.
+  // The classic pool never merges or returns large blocks (docs/design/pool-classic.md): give it the largest heap.
   if (backend === 'pool_classic') heapBytes = HEAP_SIZES[HEAP_SIZES.length - 1]!;
   let mix = pick(MIXES);
   // A small heap's address space is cut up by oversized mappings (each reserves at least one arena-aligned

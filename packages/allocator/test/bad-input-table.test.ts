@@ -1,4 +1,4 @@
-// The bad-input table (issue 9), on every backend: each bad size, pointer, handle and profile gets one exact
+// The bad-input table, on every backend: each bad size, pointer, handle and profile gets one exact
 // error type and code, and after each the heap passes check(), its live blocks keep their contents and
 // it keeps serving. Pointers: 0, odd, outside the heap, inside a header, interior of a block, already freed
 // (small, large, oversized), freed by another agent first; each through free, realloc and usableSize.

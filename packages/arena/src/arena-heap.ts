@@ -862,7 +862,7 @@ export class ArenaHeap {
 
   /**
    * Takes this agent's inbox with one exchange and splices every run onto its slab's free list, after
-   * checking it (SPEC section 6). Returns the objects reclaimed.
+   * checking it (see docs/design/arena.md, "Drain and its checks"). Returns the objects reclaimed.
    * @throws HeapError CORRUPTION for a run that fails a check; runs before it are already reclaimed.
    */
   drain(): number {

@@ -5,7 +5,7 @@
  * layer derives the figures the allocator uses from them: the thread-cache depth of every size class,
  * and the decommit span and sweep threshold scaled to the arena's size.
  *
- * The table is Pony's `pool_arena` profile (SPEC.md section 2); nothing here touches memory.
+ * The table is Pony's `pool_arena` profile; nothing here touches memory.
  */
 
 /** The lowest rung: return memory as soon as possible. */

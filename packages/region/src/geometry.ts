@@ -2,7 +2,7 @@
  * Heap geometry: how big a region and an arena are. Chosen once per heap from its maximum size and
  * recorded in the heap header, so every agent reads the same figures.
  *
- * Two geometries (SPEC.md section 3): 256 MiB regions of 8 MiB arenas for large heaps, 64 MiB regions of
+ * Two geometries: 256 MiB regions of 8 MiB arenas for large heaps, 64 MiB regions of
  * 2 MiB arenas for small ones. A region always holds {@link SLOTS_PER_REGION} arena slots, so
  * `regionBytes = 32 * arenaBytes`. The threshold between the two was measured; see `docs/design/region.md`.
  */
