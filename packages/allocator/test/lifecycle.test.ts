@@ -23,6 +23,26 @@ function carvedArenas(heap: ArenaBackedHeap): number {
   return heap.engine.regions.carvedArenas().length;
 }
 
+/** Blocks a worker handed over: their addresses, and the agent and owner slot that allocated them. */
+interface Handed {
+  kind: string;
+  agentId: number;
+  slot: number;
+  blocks: number[];
+}
+
+/**
+ * Runs a worker that allocates `count` blocks of `size` (block i holds `tag + i`), hands them over and ends by
+ * itself, or by an uncaught exception with `crash`. Resolves once it is gone, with what it handed and its exit code.
+ */
+async function handOver(heap: ArenaBackedHeap, count: number, size: number, tag: number, crash = false): Promise<Handed & { code: number }> {
+  const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: crash ? 'hand-over-then-throw' : 'hand-over-then-end', count, size, tag });
+  if (crash) w.on('error', () => {}); // the exception is the worker's own
+  const gone = exited(w);
+  const handed = await nextMessage<Handed>(w, (m) => m.kind === 'handed');
+  return { ...handed, code: await gone };
+}
+
 describe('a worker that ends by itself', () => {
   for (const how of ['natural', 'exit', 'close'] as const) {
     it(`leaves the heap (${how}): its empty arenas are released and their pages returned, no other agent ticking`, async () => {
@@ -59,10 +79,7 @@ describe('a worker that ends by itself', () => {
 describe('frees that reach an owner after it left', () => {
   it('are taken over by the freeing agent, which returns the memory without ticking', async () => {
     const heap = createArenaHeap({ maxBytes: 1 << 30 });
-    const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hand-over-then-end', count: 3000, size: 1000, tag: 7 });
-    const gone = exited(w);
-    const handed = await nextMessage<{ kind: string; slot: number; blocks: number[] }>(w, (m) => m.kind === 'handed');
-    await gone;
+    const handed = await handOver(heap, 3000, 1000, 7);
     expect(carvedArenas(heap)).toBeGreaterThan(0); // its blocks are live: its arenas wait for them
     handed.blocks.forEach((p, i) => expect(heap.u32[p >>> 2]).toBe(7 + i));
     for (const p of handed.blocks) heap.free(p);
@@ -76,10 +93,7 @@ describe('frees that reach an owner after it left', () => {
 
   it('are taken over exactly once when several agents free into a departed owner at the same moment', async () => {
     const heap = createArenaHeap({ maxBytes: 1 << 30 });
-    const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hand-over-then-end', count: 4000, size: 200, tag: 0 });
-    const gone = exited(w);
-    const handed = await nextMessage<{ kind: string; slot: number; blocks: number[] }>(w, (m) => m.kind === 'handed');
-    await gone;
+    const handed = await handOver(heap, 4000, 200, 0);
     const freers = 4;
     const gate = new SharedArrayBuffer(12);
     const g = new Int32Array(gate);
@@ -102,11 +116,8 @@ describe('frees that reach an owner after it left', () => {
 
 describe('a worker that crashes', () => {
   async function crashed(heap: ArenaBackedHeap) {
-    const w = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hand-over-then-throw', count: 1000, size: 500, tag: 3 });
-    w.on('error', () => {}); // the exception is the worker's own
-    const gone = exited(w);
-    const handed = await nextMessage<{ kind: string; agentId: number; slot: number; blocks: number[] }>(w, (m) => m.kind === 'handed');
-    expect(await gone).toBe(1);
+    const handed = await handOver(heap, 1000, 500, 3, true);
+    expect(handed.code).toBe(1);
     expect(heap.engine.registry.slotState(handed.slot)).toBe(2); // orphaned: to be reaped, never trusted as is
     return handed;
   }
@@ -176,10 +187,7 @@ describe('watch', () => {
 
   it('releaseLive releases what the dead worker carved, never the arenas it took over from a worker that left', async () => {
     const heap = createArenaHeap({ maxBytes: 1 << 30 });
-    const a = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'hand-over-then-end', count: 200, size: 100, tag: 0 });
-    const aGone = exited(a);
-    const handed = await nextMessage<{ kind: string; slot: number; blocks: number[] }>(a, (m) => m.kind === 'handed');
-    await aGone;
+    const handed = await handOver(heap, 200, 100, 0);
     const b = startWorker('lifecycle.mjs', { handle: heap.handle, job: 'free-then-wait', blocks: handed.blocks.slice(0, 10) });
     heap.watch(b, { releaseLive: true });
     const bGone = exited(b);
