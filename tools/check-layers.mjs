@@ -2,6 +2,8 @@
 // The layering check: every package under packages/ imports only packages on lower layers (LAYERS in
 // layers.mjs, the README's layer table), only through their package names, and never reaches into
 // another package's src/ or dist/ by path. Apps and tools may import any package, but by name only.
+// A layout file (a package source named `layout.ts` or `*-layout.ts`: word offsets and constants that the hot
+// paths read) imports nothing at all, so that a bundler inlines its constants wherever they are used.
 // Usage: node tools/check-layers.mjs [repoRoot]   (exit 1 and one line per violation when it fails)
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { join, relative, resolve, dirname, sep } from 'node:path';
@@ -10,6 +12,7 @@ import { LAYERS } from './layers.mjs';
 
 const IMPORT_RE = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"]([^'"]+)['"]/g;
 const SOURCE_RE = /\.(?:ts|tsx|mts|cts|js|mjs|cjs)$/;
+const LAYOUT_RE = /(?:^|[-/\\])layout\.ts$/;
 
 function* walk(dir) {
   for (const name of readdirSync(dir)) {
@@ -45,9 +48,11 @@ export function checkLayers(root, layers = LAYERS) {
       if (file.startsWith(join(root, 'tools', 'test') + sep)) continue;
       const text = readFileSync(file, 'utf8');
       const where = relative(root, file);
+      const layoutFile = own !== undefined && LAYOUT_RE.test(file);
       for (const m of text.matchAll(IMPORT_RE)) {
         const spec = m[1];
         const line = text.slice(0, m.index).split('\n').length;
+        if (layoutFile) problems.push(`${where}:${line}: a layout file imports nothing (it imports '${spec}'): move what needs '${spec}' out of it`);
         if (spec.startsWith('@paddock/')) {
           const parts = spec.split('/');
           const target = `${parts[0]}/${parts[1]}`;

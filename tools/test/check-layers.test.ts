@@ -70,6 +70,19 @@ describe('layering check', () => {
     expect(checkLayers(root).join('\n')).toMatch(/reaches into packages\/platform\/src\/index.js by path/);
   });
 
+  it('fails a layout file that imports anything, even its own package', () => {
+    const root = tree({
+      ...base,
+      'packages/region/src/layout.ts': "export const A = 1;\n",
+      'packages/region/src/agent-layout.ts': "import { x } from '@paddock/platform';\nexport const B = x;\n",
+      'packages/region/src/slot-layout.ts': "import { A } from './layout.js';\nexport const C = A;\n",
+    });
+    const problems = checkLayers(root).sort();
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/agent-layout\.ts:1: a layout file imports nothing \(it imports '@paddock\/platform'\)/);
+    expect(problems[1]).toMatch(/slot-layout\.ts:1: a layout file imports nothing \(it imports '\.\/layout\.js'\)/);
+  });
+
   it('fails a package that has no layer', () => {
     const root = tree({ ...base, 'packages/extra/package.json': pkg('@paddock/extra') });
     expect(checkLayers(root).join('\n')).toMatch(/@paddock\/extra has no layer/);
