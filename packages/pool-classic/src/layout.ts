@@ -26,6 +26,9 @@
  * list on the stack (u32).
  */
 
+/** The root word that holds the pool header's address (0 and 1 belong to the region layer and the registry). */
+export const POOL_ROOT = 2;
+
 export const KiB = 1024;
 export const MiB = 1024 * KiB;
 
