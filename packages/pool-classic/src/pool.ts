@@ -339,8 +339,6 @@ export class ClassicPool {
   }
 
   /**
-
-  /**
    * Walks everything this agent can see and validates it: the MiB table (no block inside another), this
    * agent's free lists and bump ranges, every list on the global stacks and the global large list (each
    * taken off while it is checked, then put back). Object marks, alignment, classes, lengths, cycles, and
@@ -352,7 +350,7 @@ export class ClassicPool {
     checkPool(this.space, this.headerAddress, this.hdr, this.heads, lists, this.blocks);
   }
 
-  // ---- small objects: slow paths ------------------------------------------------------------------
+  // ---- small objects: the list pop and its slow paths ---------------------------------------------
 
   private allocSmall(c: number): number {
     const p = this.head[c]!;
