@@ -18,13 +18,6 @@
  *
  * Design and buffer layouts: `docs/design/pool-classic.md`.
  */
-export {
-  ClassicPool,
-  POOL_ROOT,
-  TICK_MAX_MS,
-  TICK_MIN_MS,
-  type ClassicClassStats,
-  type ClassicPoolOptions,
-  type ClassicPoolStats,
-} from './pool.js';
-export { CHUNK_MIBS, CLASS_COUNT, LOCAL_LARGE_MAX, MAX_CLASS_SIZE, MIN_OBJECT, PAGE, classIndex, classSize, listCapacity } from './layout.js';
+export { ClassicPool, TICK_MAX_MS, TICK_MIN_MS } from './pool.js';
+export type { ClassicClassStats, ClassicPoolOptions, ClassicPoolStats } from './types.js';
+export { CHUNK_MIBS, CLASS_COUNT, LOCAL_LARGE_MAX, MAX_CLASS_SIZE, MIN_OBJECT, PAGE, POOL_ROOT, classIndex, classSize, listCapacity } from './layout.js';

@@ -26,6 +26,9 @@
  * list on the stack (u32).
  */
 
+/** The root word that holds the pool header's address (0 and 1 belong to the region layer and the registry). */
+export const POOL_ROOT = 2;
+
 export const KiB = 1024;
 export const MiB = 1024 * KiB;
 
@@ -68,6 +71,32 @@ export const LARGE_LIVE = 17;
 export const LARGE_LOCAL = 18;
 export const LARGE_GLOBAL = 19;
 
+/** The ENTRY word of kind `kind` carrying `value` (a high-water offset or a footprint in MiBs). */
+export function entryWord(kind: number, value: number): number {
+  return (value << 8) | kind;
+}
+
+/** Large-list keys scale a footprint by this: every MiB index is below it (a space is at most 4 GiB). */
+const KEY_SCALE = 4096;
+
+/**
+ * A free large block's sort key, (footprint, first MiB) as one number: `footprint * 4096 + MiB`. Both
+ * large lists are sorted by it: first fit by size, then by address.
+ */
+export function largeKey(footprint: number, mib: number): number {
+  return footprint * KEY_SCALE + mib;
+}
+
+/** The footprint, in MiBs, of the block a {@link largeKey} names. */
+export function keyFootprint(key: number): number {
+  return Math.floor(key / KEY_SCALE);
+}
+
+/** The first MiB of the block a {@link largeKey} names. */
+export function keyMib(key: number): number {
+  return key % KEY_SCALE;
+}
+
 /** Header bytes for a space of `mibs` MiBs (fixed words plus three tables). */
 export function headerBytes(mibs: number): number {
   return (H_ENTRY + 3 * mibs) * 4;
@@ -98,6 +127,10 @@ export const RECORD_PAGE_BYTES = 65536;
 export const RECORD_FIRST_BYTES = 256;
 export const RECORD_WORDS = 64;
 export const RECORDS_PER_PAGE = (RECORD_PAGE_BYTES - RECORD_FIRST_BYTES) / (RECORD_WORDS * 4);
+/** Address of record `slot` in the record page at `page`. */
+export function recordAddress(page: number, slot: number): number {
+  return page + RECORD_FIRST_BYTES + slot * RECORD_WORDS * 4;
+}
 /** Record words. */
 export const R_AGENT = 0;
 export const R_STATE = 1; // 1 attached, 2 detached

@@ -10,9 +10,9 @@ import {
   H_RECORDS,
   H_STACK_COUNT,
   RECORDS_PER_PAGE,
-  RECORD_FIRST_BYTES,
   RECORD_PAGE_BYTES,
-  RECORD_WORDS,
+  largeKey,
+  recordAddress,
 } from './layout.js';
 
 const LOW32 = 0xffffffffn;
@@ -96,7 +96,7 @@ export class LargeList {
   /** Sort key of a listed block: footprint (from its entry), then address. */
   key(block: number): number {
     const m = block >>> 20;
-    return (this.hdr[H_ENTRY + m]! >>> 8) * 4096 + m;
+    return largeKey(this.hdr[H_ENTRY + m]! >>> 8, m);
   }
 
   /** Merges two private sorted lists. */
@@ -134,7 +134,7 @@ export function claimRecord(space: AddressSpace, hdr: Int32Array): number {
     if (page !== 0) {
       space.covers(page + RECORD_PAGE_BYTES);
       const slot = Atomics.add(space.i32, (page >>> 2) + 1, 1);
-      if (slot < RECORDS_PER_PAGE) return page + RECORD_FIRST_BYTES + slot * RECORD_WORDS * 4;
+      if (slot < RECORDS_PER_PAGE) return recordAddress(page, slot);
     }
     const fresh = space.reserve(RECORD_PAGE_BYTES);
     space.commit(fresh, RECORD_PAGE_BYTES);
@@ -144,7 +144,7 @@ export function claimRecord(space: AddressSpace, hdr: Int32Array): number {
     for (;;) {
       const top = Atomics.load(hdr, H_RECORDS);
       i32[fresh >>> 2] = top;
-      if (Atomics.compareExchange(hdr, H_RECORDS, top, fresh | 0) === top) return fresh + RECORD_FIRST_BYTES;
+      if (Atomics.compareExchange(hdr, H_RECORDS, top, fresh | 0) === top) return recordAddress(fresh, 0);
     }
   }
 }
@@ -155,7 +155,7 @@ export function forEachRecord(space: AddressSpace, hdr: Int32Array, visit: (reco
   while (page !== 0) {
     space.covers(page + RECORD_PAGE_BYTES);
     const claimed = Math.min(RECORDS_PER_PAGE, Atomics.load(space.i32, (page >>> 2) + 1));
-    for (let s = 0; s < claimed; s++) visit(page + RECORD_FIRST_BYTES + s * RECORD_WORDS * 4);
+    for (let s = 0; s < claimed; s++) visit(recordAddress(page, s));
     page = space.i32[page >>> 2]! >>> 0;
   }
 }
