@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { rng as poolClassicRng } from '../../packages/pool-classic/test/workers/pattern.mjs';
 import { rng as swarmRng } from '../../apps/stress/src/swarm-protocol.js';
-import { mulberry32 as benchMulberry32 } from '../../apps/bench/src/workloads.js';
+import { mulberry32 as benchMulberry32 } from '../../apps/bench/src/draws.js';
 import { mulberry32, mulberry32Unit } from '../test-utils/prng.mjs';
 
 /** The first six draws (uint32) for each seed. 0x5eed is the bench's default seed, 0x2545f491 churn-lines'. */

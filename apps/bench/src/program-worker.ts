@@ -14,7 +14,7 @@
  *   sent with `postMessage` and a transfer list (the messaging programs); the garbage collector frees.
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { between, mulberry32 as rng } from './workloads.js';
+import { between, logUniform, mulberry32 as rng } from './draws.js';
 import {
   K_ABORT,
   K_BELL,
@@ -52,14 +52,6 @@ if (data.mode === 'paddock') {
 }
 
 const clock = (): number => performance.timeOrigin + performance.now();
-
-// --- draws: the workloads' PRNG (mulberry32 and between, bit for bit the C one), and a log-uniform size --
-
-function logUniform(next: () => number, lo: number, hi: number): number {
-  const u = next() / 4294967296;
-  const s = Math.floor(lo * 2 ** (u * Math.log2(hi / lo)));
-  return s < lo ? lo : s > hi ? hi : s;
-}
 
 class Stopped extends Error {}
 

@@ -6,7 +6,8 @@
  * directly. A peer that cannot show its bytes gets the pointer checks only.
  */
 import type { Adapter } from './adapter.js';
-import { MAX_SIZE, MIN_SIZE, mulberry32, PAIR_SIZE } from './workloads.js';
+import { between, mulberry32 } from './draws.js';
+import { MAX_SIZE, MIN_SIZE, PAIR_SIZE } from './workloads.js';
 
 export interface CheckOptions {
   readonly live: number;
@@ -36,7 +37,7 @@ export function selfCheck(a: Adapter, o: CheckOptions): CheckResult {
   let patterns = a.bytes() !== null;
   try {
     const next = mulberry32(o.seed);
-    const rand = (lo: number, hi: number) => lo + Math.floor((next() / 4294967296) * (hi - lo + 1));
+    const rand = (lo: number, hi: number) => between(next, lo, hi);
     const ptr = new Array<number>(o.live).fill(0);
     const size = new Array<number>(o.live).fill(0);
     const serial = new Array<number>(o.live).fill(0);

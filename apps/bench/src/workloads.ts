@@ -9,26 +9,11 @@
  * the same operation sequence, and the timed loops do nothing but index arrays and call the adapter.
  */
 import type { Adapter, Callee } from './adapter.js';
+import { between, mulberry32 } from './draws.js';
 
 export const MIN_SIZE = 16;
 export const MAX_SIZE = 4096;
 export const PAIR_SIZE = 32;
-
-/** mulberry32: a tiny seeded PRNG, uint32 out. */
-export function mulberry32(seed: number): () => number {
-  let s = seed | 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
-
-/** A uniform integer in [lo, hi]. */
-export function between(next: () => number, lo: number, hi: number): number {
-  return lo + Math.floor((next() / 4294967296) * (hi - lo + 1));
-}
 
 export interface PairWorkload {
   readonly kind: 'pair';
