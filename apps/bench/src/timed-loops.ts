@@ -1,5 +1,6 @@
 /**
- * The workloads and their timed loops.
+ * The timed workloads (the pair, the churn and the size sweep): their operation sequences, the untimed
+ * prefill, and the timed loops each peer runs its own copy of.
  *
  * - `pair`: `p = malloc(32); free(p)`, LIFO, on an empty heap. One pair is one op.
  * - `churn-<live>`: prefill `live` blocks of random sizes in 16..4096, then each step frees a random
@@ -41,7 +42,12 @@ export interface ChurnWorkload {
   readonly seed: number;
 }
 
-export type Workload = PairWorkload | ChurnWorkload;
+export type TimedWorkload = PairWorkload | ChurnWorkload;
+
+/** Whether `w` is a workload of the size sweep. */
+export function isSweep(w: TimedWorkload): boolean {
+  return w.kind === 'churn' && w.group === 'sweep';
+}
 
 export function liveLabel(live: number): string {
   return live % 1024 === 0 ? `${live / 1024}k` : String(live);

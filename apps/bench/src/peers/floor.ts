@@ -6,7 +6,10 @@
  * used. It cannot return memory, cannot move a block between classes, and its `free` needs the size
  * because nothing records it. Any real allocator does more work than this per operation.
  */
-import type { Adapter } from './adapter.js';
+import type { Adapter } from '../adapter.js';
+import type { MemPeer } from '../mem-peer.js';
+import { makePeer } from '../runner.js';
+import { ARRAY_BYTES, type PeerDescriptor } from './peer.js';
 
 /**
  * Classes 0..15 hold 32 B .. 1 MiB blocks, like Paddock's; classes 16..25 go on doubling up to 1 GiB, so
@@ -18,7 +21,8 @@ const CLASS_COUNT = 26;
 const FIRST_BLOCK = 32;
 
 export class FloorAdapter implements Adapter {
-  readonly name = 'floor';
+  constructor(readonly name: string) {}
+
   /** Its blocks carry no size: the loops pass it. */
   readonly sized = true;
   private i32 = new Int32Array(0);
@@ -85,3 +89,50 @@ export class FloorAdapter implements Adapter {
     return q;
   }
 }
+
+/** The floor in hold-then-free and the realloc chain: what it holds is its high-water mark. */
+export class FloorMem implements MemPeer {
+  constructor(readonly name: string) {}
+
+  readonly family = this.name;
+  readonly rung = null;
+  private f = new FloorAdapter(this.name);
+  private u8: Uint8Array = new Uint8Array(0);
+
+  setup(): void {
+    this.f.setup(ARRAY_BYTES);
+    this.u8 = this.f.bytes() as Uint8Array;
+  }
+  malloc(size: number): number {
+    return this.f.malloc(size);
+  }
+  free(ptr: number, size: number): void {
+    this.f.free(ptr, size);
+  }
+  realloc(ptr: number, oldSize: number, size: number): number {
+    return this.f.realloc(ptr, oldSize, size, this.u8);
+  }
+  bytes(): Uint8Array {
+    return this.u8;
+  }
+  committed(): number {
+    return this.f.highWater();
+  }
+  ledger(): number | null {
+    return null;
+  }
+  teardown(): void {
+    this.f.teardown();
+    this.u8 = new Uint8Array(0);
+  }
+}
+
+export const floor: PeerDescriptor = {
+  name: 'floor',
+  offers: ['pair-churn', 'sweep', 'memory', 'one-agent'],
+  load: (name) => ({
+    timed: makePeer(new FloorAdapter(name), ARRAY_BYTES),
+    adapter: () => new FloorAdapter(name),
+    memory: () => [new FloorMem(name)],
+  }),
+};

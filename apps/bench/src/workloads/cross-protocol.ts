@@ -1,5 +1,6 @@
 /** The cross-agent free workload's shared words and messages (main thread and `cross-worker.ts`). */
 import type { MessagePort } from 'node:worker_threads';
+import type { HeapHandle } from '@paddock/allocator';
 
 // Control words (Int32 indexes into `ctl`).
 export const C_READY = 0;
@@ -30,7 +31,7 @@ export interface CrossRun {
   readonly cmd: 'run';
   readonly round: number;
   /** The heap's handle (paddock mode). */
-  readonly handle: unknown;
+  readonly handle: HeapHandle | null;
   readonly ctl: SharedArrayBuffer;
   readonly ring: SharedArrayBuffer | null;
   readonly batch: number;

@@ -1,7 +1,16 @@
 /**
- * Turns the samples into figures: medians, spreads, ratios, the targets Paddock is held to, the
- * printed table and the JSON document.
+ * The timed loops' figures: one cell per (peer, workload) with its samples, medians and spreads, ratios of
+ * medians, and the targets Paddock is held to on the pair and the churn.
  */
+
+import type { TimedWorkload } from '../timed-loops.js';
+
+/** What the timed loops ran: the workloads, and a cell per (workload, peer). */
+export interface TimedResult {
+  readonly workloads: readonly TimedWorkload[];
+  /** By workload, then peer. */
+  readonly cells: ReadonlyMap<string, ReadonlyMap<string, Cell>>;
+}
 
 /** One (peer, workload) cell of the run. */
 export interface Cell {
@@ -110,33 +119,4 @@ export function targets(f: Figures, missing: (workload: string) => string | null
     }
   }
   return out;
-}
-
-// --- formatting -------------------------------------------------------------------------------------
-
-export function fmtNs(x: number): string {
-  if (x < 10) return x.toFixed(2);
-  if (x < 100) return x.toFixed(1);
-  return Math.round(x).toLocaleString('en-US');
-}
-
-export function fmtRatio(x: number | null): string {
-  if (x === null) return '-';
-  if (x < 0.1) return `${x.toPrecision(2)}x`;
-  if (x < 10) return `${x.toFixed(2)}x`;
-  if (x < 100) return `${x.toFixed(1)}x`;
-  return `${Math.round(x).toLocaleString('en-US')}x`;
-}
-
-export function fmtCount(x: number): string {
-  return x.toLocaleString('en-US');
-}
-
-/** Lays out rows as left-aligned first column, right-aligned others. */
-export function layout(rows: readonly (readonly string[])[]): string {
-  const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows
-    .map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd())
-    .join('\n');
 }

@@ -14,7 +14,7 @@
  *   every block's buffer transferred; the consumer reads them and drops them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-
+import type { AttachHeap } from '../peers/paddock-heap.js';
 import {
   C_ABORT,
   C_DONE,
@@ -28,23 +28,13 @@ import {
   type CrossWorkerData,
 } from './cross-protocol.js';
 
-interface WorkerHeap {
-  malloc(size: number): number;
-  free(ptr: number): void;
-  readonly i32: Int32Array;
-  flush(): number;
-  drain(): number;
-  flushCache(): number;
-  stats(): { liveBytes: number; committedBytes: number };
-}
-
 const BLOCK = 32;
 const clock = (): number => performance.timeOrigin + performance.now();
 
 const data = workerData as CrossWorkerData;
-let attachHeap: ((handle: unknown) => WorkerHeap) | null = null;
+let attachHeap: AttachHeap | null = null;
 if (data.mode === 'paddock') {
-  const mod = (await import(data.paddockUrl as string)) as { attachHeap: (handle: unknown) => WorkerHeap };
+  const mod = (await import(data.paddockUrl as string)) as { attachHeap: AttachHeap };
   attachHeap = mod.attachHeap;
 }
 
@@ -100,7 +90,7 @@ function report(r: Partial<CrossReport> & Pick<CrossReport, 'round' | 't' | 'bat
 }
 
 function paddockProducer(m: CrossRun): void {
-  const heap = attachHeap!(m.handle);
+  const heap = attachHeap!(m.handle!);
   const ctl = new Int32Array(m.ctl);
   const ring = new Int32Array(m.ring!);
   const { batch, slots } = m;
@@ -131,7 +121,7 @@ function paddockProducer(m: CrossRun): void {
 }
 
 function paddockConsumer(m: CrossRun): void {
-  const heap = attachHeap!(m.handle);
+  const heap = attachHeap!(m.handle!);
   const ctl = new Int32Array(m.ctl);
   const ring = new Int32Array(m.ring!);
   const { batch, slots } = m;

@@ -14,7 +14,7 @@
  * The loops reference nothing outside their parameters: each peer gets its own recompiled copy (as in
  * `workloads.ts`), so the adapter calls in it stay monomorphic.
  */
-import type { Adapter } from './adapter.js';
+import type { Adapter } from '../adapter.js';
 
 export interface SingleResult {
   readonly ops: number;

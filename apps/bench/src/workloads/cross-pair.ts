@@ -10,16 +10,14 @@
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { C_END, C_WORDS, type CrossMode, type CrossReport, type CrossRun, type CrossWorkerData } from './cross-protocol.js';
-import type { CreateFullHeap } from './mem.js';
-import { errorText } from './peers.js';
+import { errorText } from '../format.js';
+import type { CreateHeap, PaddockHeap } from '../peers/paddock-heap.js';
 
 export const CROSS_BLOCK = 32;
 export const CROSS_BATCH = 1024;
 export const CROSS_SLOTS = 16;
 /** The Paddock heap here: 1 GiB, as in the churn (32 B blocks do not care about the geometry). */
 export const CROSS_HEAP_BYTES = 1024 * 1024 * 1024;
-
-export const CROSS_MODES: readonly CrossMode[] = ['paddock', 'js-transfer', 'js-typed'];
 
 export interface CrossSample {
   readonly blocksPerSecond: number;
@@ -51,7 +49,7 @@ export class CrossPair {
   constructor(
     readonly mode: CrossMode,
     private readonly paddockUrl: string | null,
-    private readonly createHeap: CreateFullHeap | null,
+    private readonly createHeap: CreateHeap | null,
   ) {
     const ch = mode === 'paddock' ? null : new MessageChannel();
     for (const role of ['producer', 'consumer'] as const) {
@@ -74,9 +72,9 @@ export class CrossPair {
   }
 
   async run(round: number, durationMs: number): Promise<CrossResult> {
-    let heap: { handle: unknown } | null = null;
+    let heap: PaddockHeap | null = null;
     try {
-      if (this.mode === 'paddock') heap = this.createHeap!({ maxBytes: CROSS_HEAP_BYTES }) as unknown as { handle: unknown };
+      if (this.mode === 'paddock') heap = this.createHeap!({ maxBytes: CROSS_HEAP_BYTES });
     } catch (err) {
       return { ok: false, error: `createHeap threw: ${errorText(err)}` };
     }

@@ -1,5 +1,6 @@
 /** What the main thread and `program-worker.ts` say to each other (the multi-agent programs). */
 import type { MessagePort } from 'node:worker_threads';
+import type { HeapHandle } from '@paddock/allocator';
 
 /** Control words (Int32 indexes into `ctl`). */
 export const K_READY = 0;
@@ -36,7 +37,7 @@ export interface ProgramRun {
   readonly id: number;
   readonly agents: number;
   readonly params: Readonly<Record<string, number>>;
-  readonly handle: unknown;
+  readonly handle: HeapHandle | null;
   readonly ctl: SharedArrayBuffer;
   /** Rings (paddock mode), by the program's own numbering. */
   readonly rings: SharedArrayBuffer[];

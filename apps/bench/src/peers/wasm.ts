@@ -1,10 +1,14 @@
 /**
- * Allocators compiled to WebAssembly and called from JavaScript: AssemblyScript's TLSF and wasi-libc's
- * dlmalloc (built at bench set-up by `toolchain.ts`). Each `setup` is a fresh instance with a fresh,
- * small memory that the allocator grows itself (`memory.grow`); pointers are offsets into it.
+ * Allocators compiled to WebAssembly at set-up and called from JavaScript (AssemblyScript's TLSF,
+ * wasi-libc's dlmalloc). Each `setup` is a fresh instance with a fresh, small memory that the allocator
+ * grows itself (`memory.grow`); pointers are offsets into it.
  */
 import { readFileSync } from 'node:fs';
-import type { Adapter, Callee } from './adapter.js';
+import type { Adapter, Callee } from '../adapter.js';
+import { errorText } from '../format.js';
+import { makePeer } from '../runner.js';
+import type { Built } from '../toolchain.js';
+import { ARRAY_BYTES, type PeerDescriptor } from './peer.js';
 
 export class WasmAdapter implements Adapter {
   private readonly module: WebAssembly.Module;
@@ -67,10 +71,28 @@ export class WasmAdapter implements Adapter {
   }
 }
 
-export function tlsfAdapter(path: string): WasmAdapter {
-  return new WasmAdapter('as-tlsf', path, 'tlsf_malloc', 'tlsf_free');
+/** The module's exported malloc and free, by name. */
+export interface WasmExports {
+  readonly malloc: string;
+  readonly free: string;
 }
 
-export function dlmallocAdapter(path: string): WasmAdapter {
-  return new WasmAdapter('wasi-dlmalloc', path, 'dl_malloc', 'dl_free');
+/**
+ * A wasm peer: `build` compiles its module at set-up; each instance is the module instantiated afresh. It
+ * is skipped when the module does not compile here.
+ */
+export function wasmPeer(name: string, build: () => Built, exports: WasmExports): PeerDescriptor {
+  return {
+    name,
+    offers: ['pair-churn', 'one-agent'],
+    build: { toolchain: 'wasm', build },
+    load(peer, path) {
+      const adapter = () => new WasmAdapter(peer, path as string, exports.malloc, exports.free);
+      try {
+        return { timed: makePeer(adapter(), ARRAY_BYTES), adapter };
+      } catch (err) {
+        return { skip: `the compiled module does not load: ${errorText(err)}` };
+      }
+    },
+  };
 }
