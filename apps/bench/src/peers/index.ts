@@ -4,7 +4,6 @@
  */
 import { asTlsf } from './as-tlsf.js';
 import { floor } from './floor.js';
-import { floorCopy } from './floor-copy.js';
 import { glibc } from './glibc.js';
 import { js } from './js.js';
 import { mimalloc } from './mimalloc.js';
@@ -16,7 +15,6 @@ import { wasiDlmalloc } from './wasi-dlmalloc.js';
 
 export const PEERS: readonly PeerDescriptor[] = [
   floor,
-  floorCopy,
   thing,
   asTlsf,
   wasiDlmalloc,
