@@ -1,6 +1,6 @@
 /**
  * One side of the cross-agent free workload (`cross-32`), in a worker. The producer mallocs 32 B blocks
- * in batches and hands them over; the consumer frees them. See `cross.ts` for the protocol.
+ * in batches and hands them over; the consumer frees them. See `cross-pair.ts` for the protocol.
  *
  * - `paddock`: both workers attach to one heap (the built `packages/allocator/dist`, loaded from the URL
  *   the main thread passes). The producer mallocs a batch, writes each block's serial into it and puts

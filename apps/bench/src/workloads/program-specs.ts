@@ -2,8 +2,8 @@
  * The programs and their sizes: the Pony arena's own programs re-created (group `pony`), the classic pool's
  * pathologies (`pathology`) and the standard allocator workloads, mimalloc-bench's shapes re-implemented
  * for workers (`standard`). Each spec says how many agents run it, its parameters, what its figure is and
- * what it does; the JavaScript forms are in `program-worker.ts` (agents) and `single.ts` (one agent), the C
- * twins in `native/programs.c`.
+ * what it does; the JavaScript forms are in `programs-paddock.ts` and `programs-js.ts` (agents) and in
+ * `single.ts` (one agent), the C twins in `native/programs.c`.
  */
 
 const KiB = 1024;

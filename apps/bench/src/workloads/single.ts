@@ -12,7 +12,7 @@
  *   allocator that lets freed memory serve the next class peaks near `bytes`, one that does not near 3x.
  *
  * The loops reference nothing outside their parameters: each peer gets its own recompiled copy (as in
- * `workloads.ts`), so the adapter calls in it stay monomorphic.
+ * `timed-loops.ts`), so the adapter calls in it stay monomorphic.
  */
 import type { Adapter } from '../adapter.js';
 
