@@ -8,7 +8,7 @@
  * references; the single-agent programs also run every in-process peer (the floor, thi.ng, the wasm peers).
  */
 import type { Adapter } from '../adapter.js';
-import { type PeerEntry, running, type RunContext } from '../context.js';
+import { elapsed, type PeerEntry, running, type RunContext } from '../context.js';
 import { roundsOr } from '../options.js';
 import { recompile } from '../timed-loops.js';
 import { type ProgramCell, type ProgramResult, Pool, type RunOutcome, runNativeProgram, runSingle, runWorkers } from './program-runs.js';
@@ -76,8 +76,7 @@ async function runPrograms(ctx: RunContext, picked: (name: string) => boolean): 
           done++;
           if (cell.error !== null || cell.skipped !== null) continue;
           const phase = r < warm ? `warm-up ${r + 1}/${warm}` : `round ${r - warm + 1}/${total - warm}`;
-          const secs = ((Date.now() - ctx.started) / 1000).toFixed(0);
-          ctx.progress.show(`[${done}/${totalRuns}] ${spec.name} ${phase} ${cell.peer} (${secs} s)`, `${spec.name} ${r} ${cell.peer}`);
+          ctx.progress.show(`[${done}/${totalRuns}] ${spec.name} ${phase} ${cell.peer} (${elapsed(ctx)})`, `${spec.name} ${r} ${cell.peer}`);
           const t = Date.now();
           let out: RunOutcome;
           const ready = peers.run.find((e) => e.name === cell.peer)!.ready!;

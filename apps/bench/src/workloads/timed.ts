@@ -5,7 +5,7 @@
  * its own copy of the loop), the order rotating round by round. The first warm-up round calibrates a time
  * cap: a slower peer runs a prefix of the same sequence in every round.
  */
-import { offers, type PeerEntry, running, type RunContext } from '../context.js';
+import { elapsed, offers, type PeerEntry, running, type RunContext } from '../context.js';
 import { runBatch, type Peer } from '../runner.js';
 import {
   churnWorkload,
@@ -70,9 +70,8 @@ function runTimed(ctx: RunContext, picked: (name: string) => boolean): TimedResu
         batch++;
         if (cell.error !== null) continue;
         const phase = r < opts.warmup ? `warm-up ${r + 1}/${opts.warmup}` : `round ${r - opts.warmup + 1}/${opts.rounds}`;
-        const secs = ((Date.now() - ctx.started) / 1000).toFixed(0);
         ctx.progress.show(
-          `[${String(batch).padStart(String(totalBatches).length)}/${totalBatches}] ${w.name} ${phase} ${peer.name} (${secs} s)`,
+          `[${String(batch).padStart(String(totalBatches).length)}/${totalBatches}] ${w.name} ${phase} ${peer.name} (${elapsed(ctx)})`,
           `${w.name} ${r}`,
         );
         if (r === 0) {
