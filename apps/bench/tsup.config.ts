@@ -1,11 +1,17 @@
 import { defineConfig } from 'tsup';
 import { preset } from '../../tools/tsup.preset.mjs';
 
-// An app, not a library: the Node entry and the cross-agent workload's worker script, no type
+// An app, not a library: the Node entry, the workers' scripts (cross-32's and the programs') and the report
+// writer, each bundled flat into dist/ (the main thread finds the workers next to itself), no type
 // declarations. @thi.ng/malloc stays external so the peer runs exactly as published, from node_modules.
 export default defineConfig(
   preset({
-    entry: ['src/main.ts', 'src/cross-worker.ts', 'src/program-worker.ts', 'src/report-md.ts'],
+    entry: {
+      main: 'src/main.ts',
+      'cross-worker': 'src/workloads/cross-worker.ts',
+      'program-worker': 'src/workloads/program-worker.ts',
+      'report-md': 'src/report-md.ts',
+    },
     platform: 'node',
     dts: false,
     external: ['@thi.ng/malloc'],

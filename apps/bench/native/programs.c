@@ -101,7 +101,8 @@ static void *xmalloc(size_t n) {
   return p;
 }
 
-/* ---- the workloads' PRNG (mulberry32) and draws, bit for bit the JavaScript ones ------------------ */
+/* ---- the workloads' PRNG (mulberry32) and draws, bit for bit the JavaScript ones ------------------
+ * (tools/test-utils/prng.mjs and src/draws.ts; test/native-draws.test.ts compares them) */
 
 typedef struct { uint32_t s; } rng_t;
 static inline uint32_t rnext(rng_t *r) {

@@ -9,6 +9,7 @@
 import { Session } from 'node:inspector/promises';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { mulberry32Unit } from '../../../tools/test-utils/prng.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -25,14 +26,7 @@ const file = args[0] ?? new URL('../../../packages/allocator/dist/pool-arena.js'
 const url = file.startsWith('file:') ? file : new URL(file, `file://${process.cwd()}/`).href;
 const { createHeap } = await import(url);
 
-let seed = 0x2545f491;
-function rand() {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const rand = mulberry32Unit(0x2545f491);
 const drawSize = () => 16 + Math.floor(rand() * 4081);
 
 const heap = createHeap({ maxBytes: 1 << 30 });

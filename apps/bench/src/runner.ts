@@ -2,12 +2,10 @@
  * Runs one batch: a fresh allocator instance, the untimed prefill, one timed call of the peer's own
  * copy of the workload's loop, teardown. Time is read around the whole batch, never per op.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Adapter } from './adapter.js';
-import { peakRss, resetPeak, settle } from './peak.js';
-import { errorText } from './peers.js';
-import { type Loops, PAIR_SIZE, prefill, type Workload } from './workloads.js';
+import { errorText } from './format.js';
+import { collectGarbage, peakRss, resetPeak, settle } from './memory.js';
+import { type Loops, loopsFor, PAIR_SIZE, prefill, type TimedWorkload } from './timed-loops.js';
 
 /** A peer as the driver sees it. */
 export interface Peer {
@@ -21,26 +19,23 @@ export interface Peer {
    * A peer that runs outside this process (the native references): runs ops [0, ops) of the workload
    * itself and says how long they took. The adapter is then a placeholder.
    */
-  readonly external?: (w: Workload, ops: number) => BatchResult;
+  readonly external?: (w: TimedWorkload, ops: number) => BatchResult;
 }
 
 /** `peakRss`: the batch's resident high-water mark above its level before the prefill, bytes. */
 export type BatchResult = { ok: true; ns: number; ops: number; touched: boolean; peakRss?: number } | { ok: false; error: string };
 
-/** Full garbage collection between batches: old buffers go, and no collection is due mid-batch. */
-export const collectGarbage: () => void = (() => {
-  const g = (globalThis as { gc?: () => void }).gc;
-  if (typeof g === 'function') return g;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-})();
+/** An in-process peer with its own copy of the timed loops (see `loopsFor`). */
+export function makePeer(adapter: Adapter, maxBytes: number): Peer {
+  return { name: adapter.name, adapter, loops: loopsFor(adapter.name, adapter.sized === true), maxBytes };
+}
 
 /**
  * Runs ops [0, ops) of `w` on a fresh instance, in one timed call. In the calibration run
  * (`budgetNs` > 0) the ops go in doubling chunks, each timed, and the run stops once the time spent
  * passes the budget: `ops` in the result is how many ran. `touch`: see `prefill`.
  */
-export function runBatch(peer: Peer, w: Workload, ops: number, touch: boolean, budgetNs = 0): BatchResult {
+export function runBatch(peer: Peer, w: TimedWorkload, ops: number, touch: boolean, budgetNs = 0): BatchResult {
   if (peer.external) return peer.external(w, ops);
   const a = peer.adapter;
   settle(collectGarbage);

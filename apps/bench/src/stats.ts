@@ -3,17 +3,7 @@
  * (`+4.2% [+2.9% .. +5.5%]`). The resampling is seeded, so the same samples always give the same
  * interval: the report can be regenerated from the JSON and says the same thing.
  */
-
-/** mulberry32, uint32 out (the same generator the workloads use). */
-function rng(seed: number): () => number {
-  let s = seed | 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32Unit } from '../../../tools/test-utils/prng.mjs';
 
 export function median(xs: readonly number[]): number {
   if (xs.length === 0) return NaN;
@@ -55,7 +45,7 @@ export interface Estimate {
 
 export function estimate(xs: readonly number[], seed = 1): Estimate | null {
   if (xs.length === 0) return null;
-  const meds = resampledMedians(xs, RESAMPLES, rng(seed ^ xs.length));
+  const meds = resampledMedians(xs, RESAMPLES, mulberry32Unit(seed ^ xs.length));
   meds.sort();
   return { median: median(xs), lo: quantile(meds, 0.025), hi: quantile(meds, 0.975), n: xs.length };
 }
@@ -75,7 +65,7 @@ export function change(a: readonly number[], b: readonly number[], seed = 7): Ch
   if (a.length === 0 || b.length === 0) return null;
   const mb = median(b);
   if (!(mb > 0)) return null;
-  const next = rng(seed ^ (a.length * 31 + b.length));
+  const next = mulberry32Unit(seed ^ (a.length * 31 + b.length));
   const ra = resampledMedians(a, RESAMPLES, next);
   const rb = resampledMedians(b, RESAMPLES, next);
   const r = new Float64Array(RESAMPLES);

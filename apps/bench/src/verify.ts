@@ -6,7 +6,11 @@
  * directly. A peer that cannot show its bytes gets the pointer checks only.
  */
 import type { Adapter } from './adapter.js';
-import { MAX_SIZE, MIN_SIZE, mulberry32, PAIR_SIZE } from './workloads.js';
+import type { PeerEntry } from './context.js';
+import { between, mulberry32 } from './draws.js';
+import { fmtCount } from './format.js';
+import type { Progress } from './progress.js';
+import { MAX_SIZE, MIN_SIZE, PAIR_SIZE } from './timed-loops.js';
 
 export interface CheckOptions {
   readonly live: number;
@@ -36,7 +40,7 @@ export function selfCheck(a: Adapter, o: CheckOptions): CheckResult {
   let patterns = a.bytes() !== null;
   try {
     const next = mulberry32(o.seed);
-    const rand = (lo: number, hi: number) => lo + Math.floor((next() / 4294967296) * (hi - lo + 1));
+    const rand = (lo: number, hi: number) => between(next, lo, hi);
     const ptr = new Array<number>(o.live).fill(0);
     const size = new Array<number>(o.live).fill(0);
     const serial = new Array<number>(o.live).fill(0);
@@ -124,4 +128,36 @@ export function selfCheck(a: Adapter, o: CheckOptions): CheckResult {
       // a teardown failure after a failed check adds nothing
     }
   }
+}
+
+/**
+ * Runs the self-check on every loaded peer of the timed loops (a native one runs in its own process: n/a);
+ * a peer that fails it is marked failed. Returns the report's self-check line.
+ */
+export function checkPeers(entries: readonly PeerEntry[], check: Omit<CheckOptions, 'seed' | 'maxBytes'>, seed: number, progress: Progress): string {
+  const results: string[] = [];
+  for (const e of entries) {
+    const peer = e.ready?.timed;
+    if (peer === undefined) continue;
+    if (peer.external) {
+      e.selfCheck = 'n/a (native process)';
+      continue;
+    }
+    progress.show(`self-check ${e.name}`, `check ${e.name}`);
+    const r = selfCheck(peer.adapter, { ...check, seed, maxBytes: peer.maxBytes });
+    if (r.error !== null) {
+      e.status = 'failed';
+      e.reason = `self-check: ${r.error}`;
+      e.selfCheck = r.error;
+      results.push(`${e.name} FAILED (${r.error})`);
+    } else {
+      e.selfCheck = r.patterns ? 'ok' : 'ok (pointers only: no byte view)';
+      results.push(`${e.name} ${e.selfCheck}`);
+    }
+  }
+  progress.done();
+  return (
+    `self-check (${check.live} live, ${fmtCount(check.steps)} churn steps, ${fmtCount(check.pairs)} pairs, ` +
+    `patterns in every block): ${results.join(', ') || 'no peer'}`
+  );
 }

@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { loadNativePageReturn, nativePageReturnError } from '@paddock/platform';
 import { RESULT_PREFIX, SCENARIO_TITLES, emptyResult, type Scenario, type ScenarioResult } from './departures-protocol.js';
 import { numberArg, splitFlag } from './args.js';
+import type { StressProgram } from './program.js';
 
 const MiB = 1024 * 1024;
 
@@ -204,3 +205,10 @@ export async function runDepartures(
   );
   return 1;
 }
+
+export const departures: StressProgram = {
+  name: 'departures',
+  summary: 'workers that end by themselves, are retired by a piscina pool, or are terminated: resident memory must come back to its baseline',
+  usage: DEPARTURES_USAGE,
+  run: (args) => runDepartures(parseDeparturesArgs(args)),
+};

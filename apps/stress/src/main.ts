@@ -5,37 +5,21 @@
  * (seeded random runs checked against a ledger of every block; `--minutes N` soaks).
  * And departures (workers that end by themselves, are retired by a pool, or are terminated: memory comes back).
  */
-import { DEPARTURES_USAGE, parseDeparturesArgs, runDepartures } from './departures.js';
-import { SUSPEND_DRAIN_USAGE, parseSuspendDrainArgs, runSuspendDrain } from './suspend-drain.js';
-import { SWARM_USAGE, parseSwarmArgs, runSwarm } from './swarm.js';
+import { departures } from './departures.js';
+import type { StressProgram } from './program.js';
+import { suspendDrain } from './suspend-drain.js';
+import { swarm } from './swarm.js';
 
-interface Program {
-  summary: string;
-  usage: string;
-  run(args: string[]): Promise<number>;
-}
-
-const PROGRAMS: Record<string, Program> = {
-  'suspend-drain': {
-    summary: '8 workers x 32 x 512 KiB freed by one worker while the others idle: resident memory must fall, then climb back',
-    usage: SUSPEND_DRAIN_USAGE,
-    run: (args) => runSuspendDrain(parseSuspendDrainArgs(args)),
-  },
-  swarm: {
-    summary: 'seeded random runs of 1-8 workers against a ledger of every block: patterns, kills and reaps, detaches; --minutes N soaks',
-    usage: SWARM_USAGE,
-    run: (args) => runSwarm(parseSwarmArgs(args), args),
-  },
-  departures: {
-    summary: 'workers that end by themselves, are retired by a piscina pool, or are terminated: resident memory must come back to its baseline',
-    usage: DEPARTURES_USAGE,
-    run: (args) => runDepartures(parseDeparturesArgs(args)),
-  },
-};
+/**
+ * The programs, in the order the usage lists them. A new program: its module, which exports a
+ * `StressProgram` (its worker scripts, named `*-worker.ts`, `*-scenario.ts` or `*-task.ts`, are built
+ * beside main.js without further ado), and its line here.
+ */
+const PROGRAMS: readonly StressProgram[] = [suspendDrain, swarm, departures];
 
 function usage(): string {
   const lines = ['usage: node apps/stress/dist/main.js <program> [options]', 'programs:'];
-  for (const [name, p] of Object.entries(PROGRAMS)) lines.push(`  ${name.padEnd(16)} ${p.summary}`);
+  for (const p of PROGRAMS) lines.push(`  ${p.name.padEnd(16)} ${p.summary}`);
   lines.push('`<program> --help` shows its options.');
   return lines.join('\n');
 }
@@ -46,7 +30,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage());
     return name === undefined ? 2 : 0;
   }
-  const program = PROGRAMS[name];
+  const program = PROGRAMS.find((p) => p.name === name);
   if (program === undefined) {
     console.error(`unknown program ${JSON.stringify(name)}\n${usage()}`);
     return 2;

@@ -13,6 +13,7 @@ import { createHeap, type Heap } from '@paddock/allocator';
 import { rss } from '@paddock/platform';
 import type { AgentReport, ToMain, ToWorker } from './suspend-drain-protocol.js';
 import { numberArg, splitFlag } from './args.js';
+import type { StressProgram } from './program.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -351,3 +352,10 @@ export async function runSuspendDrain(
     clearTimeout(hard);
   }
 }
+
+export const suspendDrain: StressProgram = {
+  name: 'suspend-drain',
+  summary: '8 workers x 32 x 512 KiB freed by one worker while the others idle: resident memory must fall, then climb back',
+  usage: SUSPEND_DRAIN_USAGE,
+  run: (args) => runSuspendDrain(parseSuspendDrainArgs(args)),
+};

@@ -4,18 +4,10 @@
  * messages. Agent indices: 0 is the main thread (it only frees, reaps and checks), 1..8 are workers.
  */
 import type { MessagePort } from 'node:worker_threads';
+import { mulberry32Unit } from '../../../tools/test-utils/prng.mjs';
 
-/** A small fast seeded generator (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The swarm's seeded generator: fractions in [0, 1), from the repository's one generator (mulberry32). */
+export const rng = mulberry32Unit;
 
 /** A sub-seed of `seed` for `salt` (a worker index, a purpose). */
 export function subSeed(seed: number, salt: number): number {

@@ -63,6 +63,7 @@ import {
   type WorkerFigures,
 } from './swarm-protocol.js';
 import { numberArg, splitFlag } from './args.js';
+import type { StressProgram } from './program.js';
 
 const MiB = 1 << 20;
 
@@ -807,3 +808,10 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   console.log(`swarm: FAIL - ${summary.failed} of ${summary.runs} runs failed (${Object.entries(summary.failureKinds).map(([k, n]) => `${k} ${n}`).join(', ')}); first: seed ${first.seed}: ${first.reason.split('\n')[0]}; replay: ${first.replay}`);
   return 1;
 }
+
+export const swarm: StressProgram = {
+  name: 'swarm',
+  summary: 'seeded random runs of 1-8 workers against a ledger of every block: patterns, kills and reaps, detaches; --minutes N soaks',
+  usage: SWARM_USAGE,
+  run: (args) => runSwarm(parseSwarmArgs(args), args),
+};

@@ -2,19 +2,9 @@
 // every tier), each checked against an independent record of live memory: no two live blocks overlap,
 // contents survive, calloc memory is zero, usable size covers the request.
 import type { Heap } from '../src/index.js';
+import { mulberry32Unit } from '../../../tools/test-utils/prng.mjs';
 
 const MiB = 1 << 20;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Live blocks sorted by address, with the byte pattern each carries. */
 class Record {
@@ -86,7 +76,7 @@ export function runRandomOps(
   largeMax = Math.min(heap.largeMax, 8 * MiB - 32 * 1024),
   oversized = true,
 ): { mallocs: number; frees: number; reallocs: number; callocs: number } {
-  const rand = mulberry32(seed);
+  const rand = mulberry32Unit(seed);
   const rec = new Record();
   const counts = { mallocs: 0, frees: 0, reallocs: 0, callocs: 0 };
   let tag = 1;

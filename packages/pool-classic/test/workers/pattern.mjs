@@ -27,14 +27,5 @@ export function checkPattern(u8, p, size, seed) {
   return -1;
 }
 
-/** A small seeded PRNG (mulberry32): returns a function giving uint32 values. */
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+/** A small seeded PRNG, uint32 out: the repository's one seeded generator (mulberry32). */
+export { mulberry32 as rng } from '../../../../tools/test-utils/prng.mjs';

@@ -1,0 +1,159 @@
+/**
+ * Paddock as a peer: `@paddock/allocator` through its public API, one backend at a time. The bench does
+ * not bundle it: each backend is loaded at run time from the workspace's built files, and the workers of
+ * the multi-agent workloads load the same file.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Heap, HeapHandle, HeapOptions } from '@paddock/allocator';
+import type { Adapter, Callee } from '../adapter.js';
+import { errorText } from '../format.js';
+import type { MemPeer } from '../mem-peer.js';
+
+/** What the bench uses of a Paddock heap: the public `Heap`, narrowed to what its peers and workers call. */
+export type PaddockHeap = Pick<
+  Heap,
+  | 'handle'
+  | 'malloc'
+  | 'free'
+  | 'realloc'
+  | 'flush'
+  | 'drain'
+  | 'flushCache'
+  | 'wait'
+  | 'u8'
+  | 'i32'
+  | 'largeMax'
+  | 'space'
+  | 'stats'
+  | 'startIdle'
+  | 'stopIdle'
+  | 'detach'
+>;
+export type CreateHeap = (options: Pick<HeapOptions, 'maxBytes' | 'profile'>) => PaddockHeap;
+/** What the workers call in the module they load: `attachHeap(handle)`. */
+export type AttachHeap = (handle: HeapHandle) => PaddockHeap;
+
+/** Paddock's heap limit in the pair and the churn: a growable buffer, so this is a cap, not a commitment;
+ * its arenas and partially used slabs need headroom over the floor's figure. */
+export const PADDOCK_BYTES = 1024 * 1024 * 1024;
+/**
+ * Paddock's heap in the size sweep, hold-then-free and the realloc chain: 2 GiB, so the heap gets the large
+ * geometry (8 MiB arenas, large objects up to `largeMax` = 8 MiB - 32 KiB). Every pointer stays below 2^31.
+ */
+export const PADDOCK_BIG_BYTES = 2048 * 1024 * 1024;
+
+/** Paddock through its public API: `createHeap({ maxBytes })`, then `heap.malloc` / `heap.free`. */
+export class PaddockAdapter implements Adapter {
+  private heap: PaddockHeap | null = null;
+
+  /** `name`: `paddock` (the arena, pool_arena) or `paddock-classic` (pool_classic). */
+  constructor(
+    private readonly createHeap: CreateHeap,
+    readonly name: string,
+  ) {}
+
+  setup(maxBytes: number): void {
+    this.heap = this.createHeap({ maxBytes });
+  }
+
+  malloc(size: number): number {
+    return this.heap!.malloc(size);
+  }
+
+  free(ptr: number, _size: number): void {
+    this.heap!.free(ptr);
+  }
+
+  teardown(): void {
+    // Dropping the heap drops its SharedArrayBuffer; the driver collects garbage between rounds.
+    this.heap = null;
+  }
+
+  bytes(): Uint8Array | null {
+    const u8 = this.heap?.u8;
+    return u8 instanceof Uint8Array ? u8 : null;
+  }
+
+  callee(): Callee {
+    return this.heap!;
+  }
+}
+
+/** Paddock in hold-then-free and the realloc chain, at one profile rung, in the 2 GiB heap. */
+export class PaddockMem implements MemPeer {
+  readonly name: string;
+  readonly family = 'paddock';
+  private heap: PaddockHeap | null = null;
+
+  constructor(
+    private readonly createHeap: CreateHeap,
+    readonly rung: number,
+  ) {
+    this.name = `paddock r${rung}`;
+  }
+
+  setup(): void {
+    this.heap = this.createHeap({ maxBytes: PADDOCK_BIG_BYTES, profile: this.rung });
+  }
+  malloc(size: number): number {
+    return this.heap!.malloc(size);
+  }
+  free(ptr: number, _size: number): void {
+    this.heap!.free(ptr);
+  }
+  realloc(ptr: number, _oldSize: number, size: number): number {
+    return this.heap!.realloc(ptr, size);
+  }
+  bytes(): Uint8Array {
+    return this.heap!.u8;
+  }
+  committed(): number {
+    return this.heap!.space.committedBytes;
+  }
+  ledger(): number | null {
+    return this.heap!.stats().retention.ledgerBytes;
+  }
+  teardown(): void {
+    this.heap = null;
+  }
+}
+
+export type PaddockLoad = { ok: true; createHeap: CreateHeap; url: string } | { ok: false; reason: string };
+
+/** The two Paddock backends, each built as its own file of `packages/allocator/dist`. */
+export type PaddockBackend = 'pool_arena' | 'pool_classic';
+
+/**
+ * Finds `@paddock/allocator`, one backend. It is not bundled into this app, so it is loaded from the
+ * workspace's built files at run time: `dist/pool-arena.js` (the `paddock` peer) or `dist/pool-classic.js`
+ * (the `paddock-classic` peer), each holding one backend whatever `use=` the default build got. The
+ * module's `BACKEND` export must name the backend asked for.
+ */
+export async function loadPaddock(backend: PaddockBackend): Promise<PaddockLoad> {
+  const url = paddockDistUrl(backend);
+  const file = backend === 'pool_arena' ? 'pool-arena.js' : 'pool-classic.js';
+  if (!existsSync(fileURLToPath(url))) {
+    return { ok: false, reason: `packages/allocator/dist/${file} not found: @paddock/allocator is not built yet` };
+  }
+  let mod: { createHeap?: unknown; BACKEND?: unknown };
+  try {
+    mod = (await import(url.href)) as { createHeap?: unknown; BACKEND?: unknown };
+  } catch (err) {
+    return { ok: false, reason: `@paddock/allocator (${file}) failed to load: ${errorText(err)}` };
+  }
+  if (typeof mod.createHeap !== 'function') {
+    return { ok: false, reason: `@paddock/allocator (${file}) has no createHeap export` };
+  }
+  if (mod.BACKEND !== undefined && mod.BACKEND !== backend) {
+    return { ok: false, reason: `packages/allocator/dist/${file} is backend ${String(mod.BACKEND)}, not ${backend}` };
+  }
+  return { ok: true, createHeap: mod.createHeap as CreateHeap, url: url.href };
+}
+
+/** The built `@paddock/allocator`, one backend (the multi-agent workloads' workers load it from here too). */
+function paddockDistUrl(backend: PaddockBackend): URL {
+  // dist/main.js -> apps/bench/dist -> repository root
+  const file = backend === 'pool_arena' ? 'pool-arena.js' : 'pool-classic.js';
+  return new URL(`../../../packages/allocator/dist/${file}`, import.meta.url);
+}
