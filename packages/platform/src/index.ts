@@ -34,7 +34,19 @@ export {
   type PageReturnMode,
 } from './space.js';
 export { WASM_PAGE, type BackingKind } from './backing.js';
-export { bitMask, popcount32 } from './bits.js';
+export {
+  allBitsSet,
+  bitMask,
+  claimBitRange,
+  claimFirstClearBit,
+  clearBitRange,
+  clearBitRangeAtomic,
+  countSetBits,
+  firstSetBit,
+  popcount32,
+  setBitRange,
+  setBitRangeAtomic,
+} from './bitmap.js';
 export { HeapError, describeValue, formatAddress, formatBytes, type HeapErrorCode } from './errors.js';
 export {
   hasAgentLocks,

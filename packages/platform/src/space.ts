@@ -20,7 +20,7 @@
  * times slower); `refresh()` rebuilds them when the buffer has grown, and `covers(end)` does so lazily.
  */
 import { FixedBacking, GrowableBacking, WASM_PAGE, WasmBacking, type Backing, type BackingKind } from './backing.js';
-import { bitMask, popcount32 } from './bits.js';
+import { allBitsSet, claimBitRange, clearBitRangeAtomic, countSetBits, firstSetBit, setBitRange, setBitRangeAtomic } from './bitmap.js';
 import { HeapError, describeValue, formatAddress, formatBytes } from './errors.js';
 import { loadNativePageReturn, nativePageReturnError, type NativePageReturn } from './host.js';
 
@@ -149,14 +149,7 @@ export class AddressSpace {
    * count kept beside the bitmap could drift if an agent died between the two updates).
    */
   get committedBytes(): number {
-    const hdr = this.hdr;
-    const end = this.commitWords + this.maxBytes / PAGE_SIZE / 32;
-    let pages = 0;
-    for (let w = this.commitWords; w < end; w++) {
-      const bits = hdr[w]!;
-      if (bits !== 0) pages += popcount32(bits);
-    }
-    return pages * PAGE_SIZE;
+    return countSetBits(this.hdr, this.commitWords, 0, this.maxBytes / PAGE_SIZE) * PAGE_SIZE;
   }
 
   /** How many agents have opened the space so far (the creator included). */
@@ -232,9 +225,9 @@ export class AddressSpace {
     const step = Math.max(1, align / GRANULE);
     let s = 0;
     while (s + n <= this.granules) {
-      const taken = this.firstSet(this.reserveWords, s, n);
+      const taken = firstSetBit(this.hdr, this.reserveWords, s, n);
       if (taken < 0) {
-        const conflict = this.claim(s, n);
+        const conflict = claimBitRange(this.hdr, this.reserveWords, s, n);
         if (conflict < 0) {
           Atomics.add(this.hdr, H_RESERVED_GRANULES, n);
           return s * GRANULE;
@@ -265,7 +258,7 @@ export class AddressSpace {
     }
     this.requireReserved(addr, size);
     this.decommit(addr, n * GRANULE);
-    this.clearBits(this.reserveWords, g, n);
+    clearBitRangeAtomic(this.hdr, this.reserveWords, g, n);
     Atomics.sub(this.hdr, H_RESERVED_GRANULES, n);
   }
 
@@ -280,7 +273,7 @@ export class AddressSpace {
     this.backing.ensure(Math.ceil(end / PAGE_SIZE) * PAGE_SIZE, this.hdr, H_GROW_PAGES);
     this.remeasure();
     const p0 = Math.floor(addr / PAGE_SIZE);
-    this.setBits(this.commitWords, p0, Math.ceil(end / PAGE_SIZE) - p0);
+    setBitRangeAtomic(this.hdr, this.commitWords, p0, Math.ceil(end / PAGE_SIZE) - p0);
   }
 
   /**
@@ -294,7 +287,7 @@ export class AddressSpace {
     const p0 = Math.ceil(addr / PAGE_SIZE);
     const p1 = Math.floor((addr + size) / PAGE_SIZE);
     if (p1 <= p0) return 0;
-    this.clearBits(this.commitWords, p0, p1 - p0);
+    clearBitRangeAtomic(this.hdr, this.commitWords, p0, p1 - p0);
     return this.returnPages(p0 * PAGE_SIZE, p1 * PAGE_SIZE);
   }
 
@@ -316,14 +309,14 @@ export class AddressSpace {
   isCommitted(addr: number, size: number): boolean {
     this.checkRange(addr, size);
     const p0 = Math.floor(addr / PAGE_SIZE);
-    return this.allSet(this.commitWords, p0, Math.ceil((addr + size) / PAGE_SIZE) - p0);
+    return allBitsSet(this.hdr, this.commitWords, p0, Math.ceil((addr + size) / PAGE_SIZE) - p0);
   }
 
   /** Whether every granule touching [addr, addr + size) is reserved. */
   isReserved(addr: number, size: number): boolean {
     this.checkRange(addr, size);
     const g0 = Math.floor(addr / GRANULE);
-    return this.allSet(this.reserveWords, g0, Math.ceil((addr + size) / GRANULE) - g0);
+    return allBitsSet(this.hdr, this.reserveWords, g0, Math.ceil((addr + size) / GRANULE) - g0);
   }
 
   // ---- internals ---------------------------------------------------------------------------------
@@ -354,94 +347,6 @@ export class AddressSpace {
     if (!this.isReserved(addr, size)) {
       throw new HeapError('NOT_RESERVED', `range ${formatAddress(addr)} + ${size} is not (wholly) reserved`, addr);
     }
-  }
-
-  /** Index of the first set bit in bits [start, start + n) of the bitmap at word `at`, or -1. */
-  private firstSet(at: number, start: number, n: number): number {
-    const hdr = this.hdr;
-    let i = start;
-    const end = start + n;
-    while (i < end) {
-      const lo = i & 31;
-      const hi = Math.min(32, lo + (end - i));
-      const m = bitMask(lo, hi);
-      const bits = Atomics.load(hdr, at + (i >>> 5)) & m;
-      if (bits !== 0) return (i & ~31) + (31 - Math.clz32(bits & -bits));
-      i += hi - lo;
-    }
-    return -1;
-  }
-
-  private allSet(at: number, start: number, n: number): boolean {
-    const hdr = this.hdr;
-    let i = start;
-    const end = start + n;
-    while (i < end) {
-      const lo = i & 31;
-      const hi = Math.min(32, lo + (end - i));
-      const m = bitMask(lo, hi);
-      if ((Atomics.load(hdr, at + (i >>> 5)) & m) !== m) return false;
-      i += hi - lo;
-    }
-    return true;
-  }
-
-  /** Claims reservation bits [start, start + n); on conflict rolls back and returns the conflicting bit. */
-  private claim(start: number, n: number): number {
-    const hdr = this.hdr;
-    const at = this.reserveWords;
-    const end = start + n;
-    let i = start;
-    while (i < end) {
-      const lo = i & 31;
-      const hi = Math.min(32, lo + (end - i));
-      const m = bitMask(lo, hi);
-      const w = at + (i >>> 5);
-      for (;;) {
-        const old = Atomics.load(hdr, w);
-        if ((old & m) !== 0) {
-          this.clearBits(at, start, i - start);
-          return (i & ~31) + (31 - Math.clz32(old & m & -(old & m)));
-        }
-        if (Atomics.compareExchange(hdr, w, old, old | m) === old) break;
-      }
-      i += hi - lo;
-    }
-    return -1;
-  }
-
-  /** Sets bits [start, start + n); returns how many were clear before. */
-  private setBits(at: number, start: number, n: number): number {
-    const hdr = this.hdr;
-    let added = 0;
-    let i = start;
-    const end = start + n;
-    while (i < end) {
-      const lo = i & 31;
-      const hi = Math.min(32, lo + (end - i));
-      const m = bitMask(lo, hi);
-      const old = Atomics.or(hdr, at + (i >>> 5), m);
-      added += popcount32(~old & m);
-      i += hi - lo;
-    }
-    return added;
-  }
-
-  /** Clears bits [start, start + n); returns how many were set before. */
-  private clearBits(at: number, start: number, n: number): number {
-    const hdr = this.hdr;
-    let removed = 0;
-    let i = start;
-    const end = start + n;
-    while (i < end) {
-      const lo = i & 31;
-      const hi = Math.min(32, lo + (end - i));
-      const m = bitMask(lo, hi);
-      const old = Atomics.and(hdr, at + (i >>> 5), ~m);
-      removed += popcount32(old & m);
-      i += hi - lo;
-    }
-    return removed;
   }
 }
 
@@ -522,11 +427,11 @@ export function createAddressSpace(options: AddressSpaceOptions = {}): AddressSp
   hdr[H_GROW_PAGES] = Math.ceil(backing.byteLength() / WASM_PAGE);
   // Everything below the end of the header is taken: foreign data, the header, and address 0.
   const taken = (base + headerBytes) / GRANULE;
-  for (let g = 0; g < taken; g++) hdr[H_BITMAPS + (g >>> 5)] |= 1 << (g & 31);
+  setBitRange(hdr, H_BITMAPS, 0, taken);
   hdr[H_RESERVED_GRANULES] = taken;
   const commitAt = H_BITMAPS + maxBytes / GRANULE / 32;
-  const headerPages = (base + headerBytes) / PAGE_SIZE;
-  for (let p = base / PAGE_SIZE; p < headerPages; p++) hdr[commitAt + (p >>> 5)] |= 1 << (p & 31);
+  const firstPage = base / PAGE_SIZE;
+  setBitRange(hdr, commitAt, firstPage, (base + headerBytes) / PAGE_SIZE - firstPage);
   hdr[H_BUFFER_PAGES] = 0;
   Atomics.store(hdr, H_MAGIC, MAGIC);
 
