@@ -3,6 +3,7 @@
  * a monotonic clock. Node modules are reached through `process.getBuiltinModule`, so this file loads in a
  * browser too, where the addon and RSS are simply absent.
  */
+import { HeapError, describeValue } from './errors.js';
 
 /** The native addon's surface. */
 export interface NativePageReturn {
@@ -60,6 +61,25 @@ export function loadNativePageReturn(): NativePageReturn | null {
 export function nativePageReturnError(): string | null {
   loadNativePageReturn();
   return nativeLoadError;
+}
+
+/** How decommit and discard reach the OS: `'native'` returns pages, `'none'` is bookkeeping only. */
+export type PageReturnMode = 'native' | 'none';
+
+/**
+ * The addon an address space returns pages with, by its `pageReturn` option: `'auto'` (or none given) the
+ * addon when it loads, `'native'` the addon or a HeapError `NATIVE_UNAVAILABLE`, `'none'` null.
+ * @throws RangeError for any other value.
+ */
+export function choosePageReturn(mode: 'auto' | PageReturnMode | undefined): NativePageReturn | null {
+  if (mode === undefined || mode === 'auto') return loadNativePageReturn();
+  if (mode === 'none') return null;
+  if (mode === 'native') {
+    const n = loadNativePageReturn();
+    if (!n) throw new HeapError('NATIVE_UNAVAILABLE', `native page return is not available: ${nativePageReturnError()}`);
+    return n;
+  }
+  throw new RangeError(`pageReturn must be 'auto', 'native' or 'none', got ${describeValue(mode)}`);
 }
 
 /** Resident memory of this process in bytes, where the host tells (Node); otherwise null. */

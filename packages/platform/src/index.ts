@@ -18,23 +18,30 @@
  * new Worker(url, { workerData: space.handle });  // then openAddressSpace(workerData) there
  * ```
  */
+export { AddressSpace, type AddressSpaceHandle } from './address-space.js';
 export {
-  AddressSpace,
-  GRANULE,
   MAX_SPACE_BYTES,
   MIN_SPACE_BYTES,
-  PAGE_SIZE,
-  ROOT_COUNT,
   createAddressSpace,
-  headerBytesFor,
   openAddressSpace,
-  type AddressSpaceHandle,
   type AddressSpaceOptions,
   type OpenOptions,
-  type PageReturnMode,
-} from './space.js';
+} from './open-space.js';
+export { GRANULE, PAGE_SIZE, ROOT_COUNT, headerBytesFor } from './space-header.js';
 export { WASM_PAGE, type BackingKind } from './backing.js';
-export { bitMask, popcount32 } from './bits.js';
+export {
+  allBitsSet,
+  bitMask,
+  claimBitRange,
+  claimFirstClearBit,
+  clearBitRange,
+  clearBitRangeAtomic,
+  countSetBits,
+  firstSetBit,
+  popcount32,
+  setBitRange,
+  setBitRangeAtomic,
+} from './bitmap.js';
 export { HeapError, describeValue, formatAddress, formatBytes, type HeapErrorCode } from './errors.js';
 export {
   hasAgentLocks,
@@ -47,6 +54,7 @@ export {
   rss,
   threadKey,
   type NativePageReturn,
+  type PageReturnMode,
   type ThreadEnd,
   whenAgentLockFree,
 } from './host.js';

@@ -19,7 +19,7 @@
  * gone and only pushes ever touch the head (no ABA). Release: decommit the arena, then clear its bit, so a
  * later carver gets the same addresses with no resident pages. See docs/design/region.md.
  */
-import { GRANULE, HeapError, PAGE_SIZE, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
+import { GRANULE, HeapError, PAGE_SIZE, claimFirstClearBit, clearBitRangeAtomic, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
 import { SLOTS_PER_REGION, USABLE_SLOTS_PER_REGION, checkGeometry, chooseGeometry, type Geometry } from './geometry.js';
 
 const HEAP_MAGIC = 0x48524450; // 'PDRH'
@@ -211,15 +211,16 @@ export class Regions {
    */
   releaseArena(arena: number): void {
     const region = this.regionOfArena(arena, 'release');
-    const bit = 1 << ((arena - region) >>> this.arenaShift);
+    const slot = (arena - region) >>> this.arenaShift;
     const w = (region >>> 2) + R_BITMAP;
-    if ((Atomics.load(this.space.i32, w) & bit) === 0) {
+    if ((Atomics.load(this.space.i32, w) & (1 << slot)) === 0) {
       throw new HeapError('DOUBLE_FREE', `cannot release arena ${formatAddress(arena)}: it is not carved`, arena);
     }
     this.space.decommit(arena, this.arenaBytes);
-    const old = Atomics.and(this.space.i32, w, ~bit);
-    // Only a second release racing this one gets here; the range was decommitted twice, nothing else.
-    if ((old & bit) === 0) throw new HeapError('DOUBLE_FREE', `arena ${formatAddress(arena)} was released twice at once`, arena);
+    // Only a second release racing this one finds the bit clear; the range was decommitted twice, nothing else.
+    if (clearBitRangeAtomic(this.space.i32, w, slot, 1) === 0) {
+      throw new HeapError('DOUBLE_FREE', `arena ${formatAddress(arena)} was released twice at once`, arena);
+    }
   }
 
   /** Whether `arena` is an arena slot of a region and is carved now. */
@@ -283,16 +284,8 @@ export class Regions {
 
   /** Claims the lowest clear slot of region `r`; returns the arena's address, or 0 when the region is full. */
   private claimSlot(r: number): number {
-    const i32 = this.space.i32;
-    const w = (r >>> 2) + R_BITMAP;
-    for (;;) {
-      const bits = Atomics.load(i32, w);
-      if (bits === -1) return 0;
-      const low = ~bits & (bits + 1); // lowest clear bit
-      if (Atomics.compareExchange(i32, w, bits, bits | low) === bits) {
-        return (r + (31 - Math.clz32(low)) * this.arenaBytes) >>> 0;
-      }
-    }
+    const slot = claimFirstClearBit(this.space.i32, (r >>> 2) + R_BITMAP, 0, SLOTS_PER_REGION);
+    return slot < 0 ? 0 : (r + slot * this.arenaBytes) >>> 0;
   }
 
   /** Walks the list, skipping `skip`; claims the first free slot found and makes its region current. */
