@@ -5,8 +5,14 @@
 import type { ReapReport } from '@paddock/arena';
 import type { AddressSpace, AddressSpaceHandle, BackingKind, PageReturnMode } from '@paddock/platform';
 
+/** Options for {@link attachHeap}. */
+export interface AttachOptions {
+  /** `'auto'` (default), `'native'` (require the page-return addon) or `'none'`. */
+  pageReturn?: 'auto' | PageReturnMode;
+}
+
 /** Options for {@link createHeap}. */
-export interface HeapOptions {
+export interface HeapOptions extends AttachOptions {
   /** Upper bound of the heap in bytes (up to 4 GiB). Required unless `memory` is a SharedArrayBuffer. */
   maxBytes?: number;
   /** Memory/speed dial, 1 (return memory eagerly) to 10 (keep it); default 3. */
@@ -15,8 +21,6 @@ export interface HeapOptions {
   memory?: WebAssembly.Memory | SharedArrayBuffer;
   /** `'growable'` (default), `'wasm'` or `'fixed'`, when Paddock creates the buffer. */
   backing?: BackingKind;
-  /** `'auto'` (default), `'native'` (require the page-return addon) or `'none'`. */
-  pageReturn?: 'auto' | PageReturnMode;
 }
 
 /** The idle tick's first delay, and its delay again after any allocation. */
