@@ -2,16 +2,18 @@
  * The classic pool behind the same `Heap` interface as the arena, so a program switches backends with a
  * build flag and nothing else. What the classic pool does not have (owner adoption, reaping, a retention
  * ledger, a thread cache of foreign blocks) is reported as such: reap throws `UNSUPPORTED`, watch returns
- * false (a worker stopped from outside strands what it held), the rest count zero. Its idle return keeps its memory: that is the documented difference.
+ * false (a worker stopped from outside strands what it held), flushCache and purgeRetention return 0, and its
+ * stats carry only the figures it has. Its idle return keeps its memory: that is the documented difference.
  * malloc, realloc, usableSize and free are the pool's own (its in-place rule and its pointer checks live there).
  */
 import type { ReapReport } from '@paddock/arena';
-import { HeapError, describeValue, rss, type AddressSpace, type PageReturnMode } from '@paddock/platform';
+import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
 import { ClassicPool } from '@paddock/pool-classic';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { HeapBase, closedError } from './heap-base.js';
-import { TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions, type HeapStats } from './types.js';
+import type { ClassicHeapStats } from './stats.js';
+import { TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
 
 /** This backend's name. */
 export const CLASSIC_BACKEND = 'pool_classic';
@@ -86,28 +88,19 @@ export class ClassicBackedHeap extends HeapBase implements Heap {
     if (this.detached) throw closedError();
     return 0;
   }
-  stats(): HeapStats {
+  stats(): ClassicHeapStats {
     if (this.detached) throw closedError();
     const s = this.pool.stats();
     return {
       backend: CLASSIC_BACKEND,
-      pageReturn: s.pageReturn as PageReturnMode,
+      pageReturn: s.pageReturn,
       profile: this.profile,
       committedBytes: s.committedBytes,
       residentBytes: rss(),
       liveBytes: s.liveBytes,
-      ownerSlot: 0,
-      arenas: 0,
-      pendingChainObjects: 0,
-      perClass: s.perClass.map((c) => ({ size: c.size, slabs: 0, live: c.live, free: c.free })),
-      cacheBytes: 0,
-      cacheBlocks: new Array<number>(16).fill(0),
-      largeObjects: 0,
-      largeBytes: 0,
-      retention: { budgetBytes: 0, ledgerBytes: 0, retainedBytes: s.largeFreeBytes, stashEntries: 0, stashBytes: 0, mappingsAllocated: 0 },
-      quarantinedBytes: 0,
-      adoptedSlots: [],
+      perClass: s.perClass.map((c) => ({ size: c.size, live: c.live, free: c.free })),
       nextTickMs: this.interval,
+      largeFreeBytes: s.largeFreeBytes,
     };
   }
   check(): void {

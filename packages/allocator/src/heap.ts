@@ -14,7 +14,8 @@ import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
 import { AgentLocks } from './agent-locks.js';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { HeapBase, closedError } from './heap-base.js';
-import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions, type HeapStats, type WatchOptions } from './types.js';
+import type { ArenaHeapStats } from './stats.js';
+import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions, type WatchOptions } from './types.js';
 
 /** This backend's name. */
 export const ARENA_BACKEND = 'pool_arena';
@@ -243,12 +244,12 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   }
 
   /** Counts for this agent and the heap. */
-  stats(): HeapStats {
+  stats(): ArenaHeapStats {
     if (this.detached) throw closedError();
     const a = this.arena.stats();
     const c = this.cache.stats();
     return {
-      backend: this.backend,
+      backend: ARENA_BACKEND,
       pageReturn: this.space.pageReturn,
       profile: this.profile,
       committedBytes: this.space.committedBytes,

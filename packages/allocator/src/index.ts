@@ -68,10 +68,10 @@ export {
   type Heap,
   type HeapHandle,
   type HeapOptions,
-  type HeapStats,
   type BrowserWorker,
   type WatchOptions,
   type WatchableWorker,
 } from './types.js';
+export type { ArenaHeapStats, ClassStats, ClassicHeapStats, HeapStats, HeapStatsCore } from './stats.js';
 export type { TraceRecord, Traced } from './instrument.js';
 export { HeapError, type HeapErrorCode } from '@paddock/platform';
