@@ -22,6 +22,7 @@ export function closedError(): HeapError {
 const exitHooks = new WeakMap<object, () => void>();
 const watchedWorkers = new WeakMap<object, WeakSet<object>>();
 
+/** What every backend's heap does the same way (see above); each backend's heap class extends it. */
 export abstract class HeapBase {
   /** The address space underneath (views, reserve, commit). */
   abstract readonly space: AddressSpace;
