@@ -61,12 +61,14 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 /** Fills in the main agent's view of the heap at the end. */
 function finish(heap: Heap, r: ScenarioResult): void {
   const s = heap.stats();
+  // Arenas, adopted slots and a thread cache are the arena backend's figures: 0 on another backend.
+  const arena = s.backend === 'pool_arena' ? s : null;
   r.committedAfter = s.committedBytes;
   r.jsHeapAfter = process.memoryUsage().heapTotal;
   r.mainLiveBytes = s.liveBytes;
-  r.mainArenas = s.arenas;
-  r.mainAdoptedSlots = s.adoptedSlots.length;
-  r.mainCacheBytes = s.cacheBytes;
+  r.mainArenas = arena?.arenas ?? 0;
+  r.mainAdoptedSlots = arena?.adoptedSlots.length ?? 0;
+  r.mainCacheBytes = arena?.cacheBytes ?? 0;
   r.carvedArenas = carvedArenas(heap);
 }
 

@@ -53,7 +53,7 @@ if (job.job === 'free-all-then-end') {
   for (let i = 0; i < held.count; i++) heap.free(held.ptrs[i]!);
   heap.startIdle();
   const s = heap.stats();
-  send({ kind: 'freed', rss: rss() ?? 0, committed: s.committedBytes, liveBytes: s.liveBytes, cacheBytes: s.cacheBytes });
+  send({ kind: 'freed', rss: rss() ?? 0, committed: s.committedBytes, liveBytes: s.liveBytes, cacheBytes: s.backend === 'pool_arena' ? s.cacheBytes : 0 });
   // Nothing more to do: the idle tick's timers do not keep the thread alive, so it ends here by itself.
 } else {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);

@@ -2,7 +2,7 @@
  * The messages between the suspend-drain program's main thread and its workers (types only), and the
  * slice of `heap.stats()` a worker reports.
  */
-import type { HeapStats } from '@paddock/allocator';
+import type { ArenaHeapStats } from '@paddock/allocator';
 
 /** What a worker reports of its `heap.stats()`. */
 export interface AgentReport {
@@ -15,7 +15,7 @@ export interface AgentReport {
   cacheBytes: number;
   pendingChainObjects: number;
   arenas: number;
-  retention: HeapStats['retention'];
+  retention: ArenaHeapStats['retention'];
   adoptedSlots: number[];
   nextTickMs: number;
 }

@@ -20,17 +20,21 @@ function send(m: ToMain): void {
 }
 
 function report(s: HeapStats): AgentReport {
+  // The classic pool has no owner slot, arenas, chains, thread cache or retention ledger: 0 for those, and its
+  // free large blocks as the retained bytes.
+  const arena = s.backend === 'pool_arena' ? s : null;
+  const noLedger = { budgetBytes: 0, ledgerBytes: 0, retainedBytes: s.backend === 'pool_classic' ? s.largeFreeBytes : 0, stashEntries: 0, stashBytes: 0, mappingsAllocated: 0 };
   return {
     index,
     agentId: heap.agentId,
-    ownerSlot: s.ownerSlot,
+    ownerSlot: arena?.ownerSlot ?? 0,
     committedBytes: s.committedBytes,
     liveBytes: s.liveBytes,
-    cacheBytes: s.cacheBytes,
-    pendingChainObjects: s.pendingChainObjects,
-    arenas: s.arenas,
-    retention: s.retention,
-    adoptedSlots: s.adoptedSlots,
+    cacheBytes: arena?.cacheBytes ?? 0,
+    pendingChainObjects: arena?.pendingChainObjects ?? 0,
+    arenas: arena?.arenas ?? 0,
+    retention: arena?.retention ?? noLedger,
+    adoptedSlots: arena?.adoptedSlots ?? [],
     nextTickMs: s.nextTickMs,
   };
 }

@@ -272,7 +272,7 @@ function liveByClass(s: ReturnType<Heap['stats']>, expectedBy: Map<number, numbe
     if (c.live !== want) diffs.push(`${c.size} B: ${c.live} live, ${want} expected`);
   }
   const large = expectedBy.get(-1) ?? 0;
-  if (s.largeObjects !== large) diffs.push(`large: ${s.largeObjects} live (${s.largeBytes} bytes), ${large} expected`);
+  if (s.backend === 'pool_arena' && s.largeObjects !== large) diffs.push(`large: ${s.largeObjects} live (${s.largeBytes} bytes), ${large} expected`);
   return diffs.length > 0 ? `\n  by class: ${diffs.join('; ')}` : '';
 }
 
@@ -477,10 +477,15 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       }
       departures.push(`worker ${a.index} (agent ${a.agentId}) left at op ${L[L_PROGRESS + a.index]} (${how}): ${JSON.stringify(m.departure)}`);
     };
+    /** Bytes of slabs quarantined by this agent's reaps (the arena's figure; the classic pool cannot reap). */
+    const quarantinedBytes = () => {
+      const s = heap.stats();
+      return s.backend === 'pool_arena' ? s.quarantinedBytes : 0;
+    };
     const kill = async (a: Agent, watched: boolean) => {
       a.alive = false;
       a.killed = true;
-      const quarantinedBefore = heap.stats().quarantinedBytes;
+      const quarantinedBefore = quarantinedBytes();
       phase = `terminating worker ${a.index}`;
       await a.worker.terminate(); // a watch reaps it in the 'exit' event, before this resolves
       Atomics.store(L, L_ALIVE + a.index, 0);
@@ -518,7 +523,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
         if (!(e instanceof RangeError)) throw e;
       }
       if (again !== null) throw new RunFailure(`${what} and watched, but the watch did not reap it (an explicit reap did: ${again})`);
-      const quarantined = heap.stats().quarantinedBytes - quarantinedBefore;
+      const quarantined = quarantinedBytes() - quarantinedBefore;
       fig.quarantinedBytes += quarantined;
       fig.watchReaps++;
       reaps.push(`${what}, reaped by watch (quarantined ${quarantined} bytes)`);

@@ -1,2 +1,3 @@
-// The pool_arena backend, as the umbrella exposes it (resolved for `#backend` when use=pool_arena).
+// The pool_arena backend, as the umbrella exposes it (resolved for `#backend` under the condition
+// paddock-pool-arena, and by default: package.json "imports").
 export { ARENA_BACKEND as BACKEND, attachArenaHeap as attachBackendHeap, createArenaHeap as createBackendHeap } from './heap.js';

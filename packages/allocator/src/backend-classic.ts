@@ -1,7 +1,7 @@
-// The pool_classic backend, as the umbrella exposes it (resolved for `#backend` when use=pool_classic).
+// The pool_classic backend, as the umbrella exposes it (resolved for `#backend` under the condition
+// paddock-pool-classic, package.json "imports").
 import { attachClassicHeap, createClassicHeap, type ClassicBackedHeap } from './classic-heap.js';
-import type { HeapHandle, HeapOptions } from './types.js';
-import type { PageReturnMode } from '@paddock/platform';
+import type { AttachOptions, HeapHandle, HeapOptions } from './types.js';
 
 export { CLASSIC_BACKEND as BACKEND } from './classic-heap.js';
 
@@ -13,6 +13,6 @@ export function createBackendHeap(options: HeapOptions = {}): ClassicBackedHeap 
   return createClassicHeap(options, RETAIN);
 }
 
-export function attachBackendHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): ClassicBackedHeap {
+export function attachBackendHeap(handle: HeapHandle, options: AttachOptions = {}): ClassicBackedHeap {
   return attachClassicHeap(handle, options);
 }

@@ -2,27 +2,23 @@
  * The classic pool behind the same `Heap` interface as the arena, so a program switches backends with a
  * build flag and nothing else. What the classic pool does not have (owner adoption, reaping, a retention
  * ledger, a thread cache of foreign blocks) is reported as such: reap throws `UNSUPPORTED`, watch returns
- * false (a worker stopped from outside strands what it held), the rest count zero. Its idle return keeps its memory: that is the documented difference.
+ * false (a worker stopped from outside strands what it held), flushCache and purgeRetention return 0, and its
+ * stats carry only the figures it has. Its idle return keeps its memory: that is the documented difference.
+ * malloc, realloc, usableSize and free are the pool's own (its in-place rule and its pointer checks live there).
  */
 import type { ReapReport } from '@paddock/arena';
-import {
-  HeapError,
-  createAddressSpace,
-  describeValue,
-  openAddressSpace,
-  rss,
-  type AddressSpace,
-  type PageReturnMode,
-} from '@paddock/platform';
-import { ClassicPool, TICK_MAX_MS as CLASSIC_TICK_MAX_MS } from '@paddock/pool-classic';
+import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
+import { ClassicPool } from '@paddock/pool-classic';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
-import { HANDLE_VERSION, HeapViews, checkHandle, closedError } from './views.js';
-import { TICK_MAX_MS, TICK_MIN_MS, type Heap, type HeapHandle, type HeapOptions, type HeapStats } from './types.js';
+import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
+import { HeapBase, closedError } from './heap-base.js';
+import type { ClassicHeapStats } from './stats.js';
+import { TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
 
 /** This backend's name. */
 export const CLASSIC_BACKEND = 'pool_classic';
 
-export class ClassicBackedHeap extends HeapViews implements Heap {
+export class ClassicBackedHeap extends HeapBase implements Heap {
   readonly handle: HeapHandle;
   readonly backend = CLASSIC_BACKEND;
   profile: number;
@@ -30,7 +26,7 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
   /** The pool itself. */
   readonly pool: ClassicPool;
   private interval = TICK_MIN_MS;
-  private detached = false;
+  protected override detached = false;
 
   /** @internal use createClassicHeap / attachClassicHeap. */
   constructor(space: AddressSpace, pool: ClassicPool, profile: number) {
@@ -53,10 +49,6 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
   malloc(size: number): number {
     if (this.detached) throw closedError();
     return this.pool.malloc(size);
-  }
-  calloc(count: number, size: number): number {
-    if (this.detached) throw closedError();
-    return this.pool.calloc(count, size);
   }
   realloc(ptr: number, size: number): number {
     if (this.detached) throw closedError();
@@ -96,28 +88,19 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
     if (this.detached) throw closedError();
     return 0;
   }
-  stats(): HeapStats {
+  stats(): ClassicHeapStats {
     if (this.detached) throw closedError();
     const s = this.pool.stats();
     return {
       backend: CLASSIC_BACKEND,
-      pageReturn: s.pageReturn as PageReturnMode,
+      pageReturn: s.pageReturn,
       profile: this.profile,
       committedBytes: s.committedBytes,
       residentBytes: rss(),
       liveBytes: s.liveBytes,
-      ownerSlot: 0,
-      arenas: 0,
-      pendingChainObjects: 0,
-      perClass: s.perClass.map((c) => ({ size: c.size, slabs: 0, live: c.live, free: c.free })),
-      cacheBytes: 0,
-      cacheBlocks: new Array<number>(16).fill(0),
-      largeObjects: 0,
-      largeBytes: 0,
-      retention: { budgetBytes: 0, ledgerBytes: 0, retainedBytes: s.largeFreeBytes, stashEntries: 0, stashBytes: 0, mappingsAllocated: 0 },
-      quarantinedBytes: 0,
-      adoptedSlots: [],
+      perClass: s.perClass.map((c) => ({ size: c.size, live: c.live, free: c.free })),
       nextTickMs: this.interval,
+      largeFreeBytes: s.largeFreeBytes,
     };
   }
   check(): void {
@@ -133,13 +116,13 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
     if (this.detached) throw closedError();
     this.pool.returnIdle();
   }
-  wait(array: Int32Array, index: number, value: number, timeoutMs: number = TICK_MAX_MS): 'ok' | 'not-equal' | 'timed-out' {
-    if (this.detached) throw closedError();
-    if (!(array instanceof Int32Array)) throw new TypeError('wait needs an Int32Array over a SharedArrayBuffer');
+  /** Before a wait: this agent's free lists go to the global lists, where other agents find them. */
+  protected beforeWait(): void {
     this.pool.flush();
-    const result = Atomics.wait(array, index, value, Math.min(timeoutMs, CLASSIC_TICK_MAX_MS));
-    if (result === 'timed-out') this.pool.returnIdle();
-    return result;
+  }
+  /** After a wait that timed out: the pool's idle return (which keeps its memory). */
+  protected afterWait(timedOut: boolean): void {
+    if (timedOut) this.pool.returnIdle();
   }
   /** Leaves the heap: this agent's free lists go back to the global stacks (its memory stays with the pool). */
   detach(): void {
@@ -159,9 +142,6 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
   protected watchByLocks(): boolean {
     return false;
   }
-  get isDetached(): boolean {
-    return this.detached;
-  }
   reap(_agentId: number): ReapReport & { stashReleased: number } {
     if (this.detached) throw closedError();
     throw new HeapError('UNSUPPORTED', 'the classic pool keeps agent state in JS memory: an agent that died cannot be reaped (use pool_arena)');
@@ -175,15 +155,12 @@ export class ClassicBackedHeap extends HeapViews implements Heap {
 
 /** Creates a heap with the classic pool backend. */
 export function createClassicHeap(options: HeapOptions = {}, retain = false): ClassicBackedHeap {
-  if (options === null || typeof options !== 'object') throw new TypeError('createHeap options must be an object');
-  const profile = validateProfile(options.profile ?? DEFAULT_PROFILE);
-  const space = createAddressSpace({ maxBytes: options.maxBytes, memory: options.memory, backing: options.backing, pageReturn: options.pageReturn });
+  const { space, profile } = createHeapSpace(options);
   return new ClassicBackedHeap(space, ClassicPool.create(space, { retain }), profile);
 }
 
 /** Attaches this agent to a classic-pool heap. */
-export function attachClassicHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): ClassicBackedHeap {
-  checkHandle(handle, CLASSIC_BACKEND);
-  const space = openAddressSpace(handle.space, options);
+export function attachClassicHeap(handle: HeapHandle, options: AttachOptions = {}): ClassicBackedHeap {
+  const space = openHeapSpace(handle, CLASSIC_BACKEND, options);
   return new ClassicBackedHeap(space, ClassicPool.open(space), validateProfile(handle.profile ?? DEFAULT_PROFILE));
 }

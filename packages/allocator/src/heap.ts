@@ -1,31 +1,21 @@
 /**
- * The public heap: one object per agent that wraps the chosen backend (here `pool_arena`) with the
- * checks and conveniences a user expects: size validation, calloc, realloc, views that are always
- * current, stats and a full invariant check.
+ * The arena backend's heap (`pool_arena`): one object per agent over the arena engine, its thread cache and
+ * its large tier, with the fast small-block malloc and free written to be inlined whole, realloc, stats, the
+ * idle tick and return, leaving the heap and reaping agents that died. What every backend does the same way
+ * is in heap-base.ts; `createArenaHeap` and `attachArenaHeap` below lay out or open the heap header.
  */
-import type { Heap, HeapHandle, HeapOptions, HeapStats, WatchOptions } from './types.js';
-import { HANDLE_VERSION, HeapViews, checkHandle, closedError } from './views.js';
-import { TICK_MAX_MS, TICK_MIN_MS } from './types.js';
-import { AGENT_CRASHED, AGENT_LIVE, ArenaHeap, CLASS_COUNT, G_AGENT_ID, G_LOCK, G_STATE, G_ZERO, LARGE_ROUND, agentAreas, AGENT_LIST_WORD, MAX_CLASS_SIZE, classIndex, freeableClass, type ReapReport } from '@paddock/arena';
+import { ArenaHeap, CLASS_COUNT, G_ZERO, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, type ReapReport } from '@paddock/arena';
 import { LargeTier } from '@paddock/large';
-import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
-import {
-  HeapError,
-  createAddressSpace,
-  hasAgentLocks,
-  holdAgentLock,
-  whenAgentLockFree,
-  describeValue,
-  openAddressSpace,
-  rss,
-  type AddressSpace,
-  type AddressSpaceHandle,
-  type BackingKind,
-  type PageReturnMode,
-} from '@paddock/platform';
-import { DEFAULT_PROFILE, resolveProfile, validateProfile, type ResolvedProfile } from '@paddock/profile';
+import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
+import { resolveProfile, validateProfile, type ResolvedProfile } from '@paddock/profile';
 import { Regions } from '@paddock/region';
 import { Registry } from '@paddock/registry';
+import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
+import { AgentLocks } from './agent-locks.js';
+import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
+import { HeapBase, closedError } from './heap-base.js';
+import type { ArenaHeapStats } from './stats.js';
+import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions, type WatchOptions } from './types.js';
 
 /** This backend's name. */
 export const ARENA_BACKEND = 'pool_arena';
@@ -37,7 +27,7 @@ const U_PROFILE = 1;
 const U_NONCE = 3;
 
 /** One agent's handle on a shared heap. */
-export class ArenaBackedHeap extends HeapViews implements Heap {
+export class ArenaBackedHeap extends HeapBase implements Heap {
   /** Send this to another agent and call {@link attachHeap} there. */
   readonly handle: HeapHandle;
   readonly backend: string;
@@ -63,8 +53,11 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   private interval: number;
   private idleReturned: boolean;
   private waitReturned: boolean;
-  private detached: boolean;
   private readonly regions: Regions;
+  /** This agent's Web Lock and its watch over the others' (browsers). */
+  private readonly locks: AgentLocks;
+  /** Stashed mappings of dead agents released by this agent's reaps, counted. */
+  private stashReleased: number;
 
   /**
    * @internal use {@link createHeap} or {@link attachHeap}.
@@ -105,57 +98,16 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.leaveWithThread();
     // In a browser the agent holds a Web Lock for as long as it is attached: the browser lets it go when the
     // worker is terminated or closes itself, which is how a watching agent learns that it is gone.
-    const area = this.arena.agentArea >>> 2;
-    this.releaseLock = holdAgentLock(this.lockName(space.agentId), () => Atomics.store(this.arena.i32, area + G_LOCK, 1));
-    this.awaitedLocks = null;
-    this.seenAgents = 0;
+    const nonce = Atomics.load(space.i32, regions.userWord(U_NONCE) >>> 2);
+    this.locks = new AgentLocks(space, regions, this.arena, nonce, () => this.detached, (id) => this.reap(id));
     this.stashReleased = 0;
   }
 
-  /** Lets this agent's Web Lock go (null where the host has none). */
-  private releaseLock: (() => void) | null;
-  /** Agent locks this agent waits on (browsers), by name. */
-  private awaitedLocks: Set<string> | null;
-  /** Agents opened when this agent last looked for agents to wait on. */
-  private seenAgents: number;
-
-  private lockName(agentId: number): string {
-    return `paddock:${Atomics.load(this.space.i32, this.regions.userWord(U_NONCE) >>> 2) >>> 0}:${agentId}`;
-  }
-
-  /**
-   * Browsers: waits on the Web Lock of every other agent that holds one and that it does not wait on yet; when
-   * one is let go and its agent has not left the heap, the agent is gone (terminated, or it closed itself)
-   * and this agent reaps it (live blocks kept). Returns false where the host has no Web Locks.
-   */
+  /** Browsers: waits on the other agents' Web Locks and reaps each agent whose lock goes (see agent-locks.ts). */
   protected watchByLocks(): boolean {
-    if (!hasAgentLocks()) return false;
-    this.awaitedLocks ??= new Set();
-    this.seenAgents = this.space.agentsOpened;
-    const i32 = this.arena.i32;
-    for (const area of agentAreas(this.space, this.regions.userWord(AGENT_LIST_WORD))) {
-      const w = area >>> 2;
-      if (area === this.arena.agentArea || Atomics.load(i32, w + G_STATE) !== AGENT_LIVE || Atomics.load(i32, w + G_LOCK) !== 1) continue;
-      const id = i32[w + G_AGENT_ID]!;
-      const name = this.lockName(id);
-      if (this.awaitedLocks.has(name)) continue;
-      this.awaitedLocks.add(name);
-      whenAgentLockFree(name, () => {
-        this.awaitedLocks?.delete(name);
-        const state = Atomics.load(this.arena.i32, w + G_STATE);
-        if (this.detached || this.arena.i32[w + G_AGENT_ID] !== id || (state !== AGENT_LIVE && state !== AGENT_CRASHED)) return;
-        try {
-          this.reap(id);
-        } catch (err) {
-          if (!(err instanceof RangeError)) throw err; // another agent reaped it first
-        }
-      });
-    }
-    return true;
+    return this.locks.watch();
   }
 
-  /** Stashed mappings of dead agents released by this agent's reaps, counted. */
-  private stashReleased: number;
   protected get canReap(): boolean {
     return true;
   }
@@ -202,26 +154,15 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
 
   private mallocAbove(size: number): number {
     if (this.detached) throw closedError();
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > this.space.maxBytes) {
-      throw new RangeError(`size must be an integer from 0 to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
-    }
+    this.checkSize(size);
     return size <= this.arena.largeMax ? this.arena.allocLarge(size) : this.tier.mallocOversized(size);
   }
 
-  /**
-   * Allocates `count * size` bytes, zeroed.
-   * @throws RangeError when either is not a non-negative integer or the product is above what the heap serves.
-   */
-  calloc(count: number, size: number): number {
-    if ((count >>> 0) !== count) throw new RangeError(`calloc count must be a non-negative integer, got ${describeValue(count)}`);
-    if ((size >>> 0) !== size) throw new RangeError(`calloc size must be a non-negative integer, got ${describeValue(size)}`);
-    const total = count * size;
-    if (total > this.space.maxBytes) {
-      throw new RangeError(`calloc(${count}, ${size}) asks for ${total} bytes, more than maxBytes ${this.space.maxBytes}`);
+  /** @throws RangeError for a size that is not an integer from 0 to the heap's size. */
+  private checkSize(size: number): void {
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > this.space.maxBytes) {
+      throw new RangeError(`size must be an integer from 0 to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
     }
-    const p = this.malloc(total);
-    this.space.u8.fill(0, p, p + total);
-    return p;
   }
 
   /**
@@ -232,9 +173,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   realloc(ptr: number, size: number): number {
     if (this.detached) throw closedError();
     if (ptr === 0) return this.malloc(size);
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > this.space.maxBytes) {
-      throw new RangeError(`size must be an integer from 0 to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
-    }
+    this.checkSize(size);
     let old: number;
     if (this.tier.isMapping(ptr)) {
       if (this.tier.resizeInPlace(ptr, size)) return ptr;
@@ -305,12 +244,12 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   }
 
   /** Counts for this agent and the heap. */
-  stats(): HeapStats {
+  stats(): ArenaHeapStats {
     if (this.detached) throw closedError();
     const a = this.arena.stats();
     const c = this.cache.stats();
     return {
-      backend: this.backend,
+      backend: ARENA_BACKEND,
       pageReturn: this.space.pageReturn,
       profile: this.profile,
       committedBytes: this.space.committedBytes,
@@ -349,18 +288,11 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
   tick(): number {
     if (this.detached) throw closedError();
     this.arena.adoptOrphans();
-    if (this.awaitedLocks !== null && this.space.agentsOpened !== this.seenAgents) this.watchByLocks();
+    this.locks.watchNewcomers();
     this.arena.drain();
     this.arena.flushChains();
     this.arena.sweepDue(false);
-    if (this.activity !== this.seenActivity) {
-      this.seenActivity = this.activity;
-      this.interval = TICK_MIN_MS;
-      this.idleReturned = false;
-      this.waitReturned = false;
-    } else {
-      this.interval = Math.min(TICK_MAX_MS, this.interval * 2);
-    }
+    if (!this.activityResumed()) this.interval = Math.min(TICK_MAX_MS, this.interval * 2);
     if (this.interval >= TICK_MAX_MS && !this.idleReturned) {
       this.returnIdle();
       this.idleReturned = true;
@@ -382,30 +314,29 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.arena.releaseIdle();
   }
 
-  /**
-   * Blocks on `Atomics.wait(array, index, value, timeout)` the way a Paddock agent should: chains are flushed
-   * first (so no block waits on a sleeping agent), the wait is bounded at 500 ms, the inbox is drained after
-   * waking, and the first wait that times out (since the last allocation) runs the idle return once.
-   * Returns what `Atomics.wait` returned.
-   */
-  wait(array: Int32Array, index: number, value: number, timeoutMs: number = TICK_MAX_MS): 'ok' | 'not-equal' | 'timed-out' {
-    if (this.detached) throw closedError();
-    if (!(array instanceof Int32Array)) throw new TypeError('wait needs an Int32Array over a SharedArrayBuffer');
-    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a non-negative number, got ${describeValue(timeoutMs)}`);
+  /** Whether anything was allocated since the idle tick or a wait last looked; if so, idling starts over. */
+  private activityResumed(): boolean {
+    if (this.activity === this.seenActivity) return false;
+    this.seenActivity = this.activity;
+    this.interval = TICK_MIN_MS;
+    this.idleReturned = false;
+    this.waitReturned = false;
+    return true;
+  }
+
+  /** Before a wait: flushes the chains, so that no block waits on a sleeping agent. */
+  protected beforeWait(): void {
     this.arena.flushChains();
-    if (this.activity !== this.seenActivity) {
-      this.seenActivity = this.activity;
-      this.waitReturned = false;
-      this.idleReturned = false;
-      this.interval = TICK_MIN_MS;
-    }
-    const result = Atomics.wait(array, index, value, Math.min(timeoutMs, TICK_MAX_MS));
+    this.activityResumed();
+  }
+
+  /** After a wait: drains the inbox; the first wait that timed out since the last allocation runs the idle return. */
+  protected afterWait(timedOut: boolean): void {
     this.arena.drain();
-    if (result === 'timed-out' && !this.waitReturned) {
+    if (timedOut && !this.waitReturned) {
       this.returnIdle();
       this.waitReturned = true;
     }
-    return result;
   }
 
   /**
@@ -430,7 +361,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
     this.arena.detached = true;
     this.forgetCache();
     this.arena.detachOwner(); // the area is vacant from here: a new agent may lay it out again
-    this.releaseLock?.();
+    this.locks.letGo();
   }
 
   /** Points the inlined cache at words that are always zero: it is empty and takes nothing from here on. */
@@ -458,11 +389,6 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
       }
     }
     return reaped;
-  }
-
-  /** Whether {@link detach} has run. */
-  get isDetached(): boolean {
-    return this.detached;
   }
 
   /**
@@ -517,14 +443,7 @@ export class ArenaBackedHeap extends HeapViews implements Heap {
 
 /** Creates a heap (in this agent, which becomes its first user). */
 export function createArenaHeap(options: HeapOptions = {}): ArenaBackedHeap {
-  if (options === null || typeof options !== 'object') throw new TypeError('createHeap options must be an object');
-  const profile = validateProfile(options.profile ?? DEFAULT_PROFILE);
-  const space = createAddressSpace({
-    maxBytes: options.maxBytes,
-    memory: options.memory,
-    backing: options.backing,
-    pageReturn: options.pageReturn,
-  });
+  const { space, profile } = createHeapSpace(options);
   const regions = Regions.create(space);
   const registry = Registry.create(space);
   const i32 = space.i32;
@@ -538,9 +457,8 @@ export function createArenaHeap(options: HeapOptions = {}): ArenaBackedHeap {
  * Attaches this agent to a heap another agent created, from its handle.
  * @throws HeapError BAD_HANDLE for anything that is not a live Paddock heap handle of this backend.
  */
-export function attachArenaHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): ArenaBackedHeap {
-  checkHandle(handle, ARENA_BACKEND);
-  const space = openAddressSpace(handle.space, options);
+export function attachArenaHeap(handle: HeapHandle, options: AttachOptions = {}): ArenaBackedHeap {
+  const space = openHeapSpace(handle, ARENA_BACKEND, options);
   const regions = Regions.open(space);
   const registry = Registry.open(space);
   const i32 = space.i32;
@@ -550,4 +468,3 @@ export function attachArenaHeap(handle: HeapHandle, options: { pageReturn?: 'aut
   const profile = Atomics.load(i32, regions.userWord(U_PROFILE) >>> 2);
   return new ArenaBackedHeap(space, regions, registry, validateProfile(profile));
 }
-

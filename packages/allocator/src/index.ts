@@ -18,10 +18,10 @@
  * heap.free(p);
  * ```
  */
-import type { PageReturnMode } from '@paddock/platform';
 import { BACKEND, attachBackendHeap, createBackendHeap } from '#backend';
 import { shadowFor, withChecks, withTrace, type CheckedHandle, type Traced } from './instrument.js';
-import type { Heap, HeapHandle, HeapOptions } from './types.js';
+import { anchorShapes } from './shape-anchor.js';
+import type { AttachOptions, Heap, HeapHandle, HeapOptions } from './types.js';
 
 /** Build flags, replaced at build time (`use=pooltrack`, `use=checked`). */
 declare const __PADDOCK_TRACK__: boolean | undefined;
@@ -41,39 +41,6 @@ function instrument(heap: Heap, shadow: SharedArrayBuffer | undefined): Heap & P
   return h;
 }
 
-/**
- * Reserved bytes of the shape anchor (the smallest heap both backends accept; about 0.4 MiB of it becomes
- * resident).
- */
-export const SHAPE_ANCHOR_BYTES = 128 * 1024 * 1024;
-let shapeAnchor: Heap | null = null;
-let anchorTried = false;
-
-/**
- * V8 compiles the allocator's hot paths against the hidden classes ("maps") of the heap's objects, and a map
- * dies with the last object that has it: every function optimized against it is then thrown away, and the
- * call sites' type feedback turns polymorphic. A program that drops a heap and creates another (a heap per
- * job, a benchmark's fresh heap per round) would re-optimize after every collection and run malloc and free
- * from worse code: measured here, a pair went from 19-21 ns to 35-50 ns. So the first heap an agent creates
- * also creates a small anchor heap that lives as long as this module, and whose objects keep those classes
- * alive. It is never used again; if it cannot be made (no memory to reserve), nothing else changes.
- */
-function anchorShapes(): void {
-  if (anchorTried) return;
-  anchorTried = true;
-  try {
-    const anchor = createBackendHeap({ maxBytes: SHAPE_ANCHOR_BYTES });
-    shapeAnchor = anchor;
-  } catch {
-    shapeAnchor = null;
-  }
-}
-
-/** Whether this agent holds a shape anchor (for tests). @internal */
-export function hasShapeAnchor(): boolean {
-  return shapeAnchor !== null;
-}
-
 /** Creates a heap (in this agent, which becomes its first user). */
 export function createHeap(options: HeapOptions = {}): Heap & Partial<Traced> {
   const heap = createBackendHeap(options);
@@ -88,21 +55,23 @@ export function createHeap(options: HeapOptions = {}): Heap & Partial<Traced> {
  * Attaches this agent to a heap another agent created, from its handle.
  * @throws HeapError BAD_HANDLE for anything that is not a live Paddock heap handle of this backend.
  */
-export function attachHeap(handle: HeapHandle, options: { pageReturn?: 'auto' | PageReturnMode } = {}): Heap & Partial<Traced> {
+export function attachHeap(handle: HeapHandle, options: AttachOptions = {}): Heap & Partial<Traced> {
   const heap = attachBackendHeap(handle, options);
   return instrument(heap, (handle as CheckedHandle).shadow);
 }
 
+export { SHAPE_ANCHOR_BYTES, hasShapeAnchor } from './shape-anchor.js';
 export {
   TICK_MAX_MS,
   TICK_MIN_MS,
+  type AttachOptions,
   type Heap,
   type HeapHandle,
   type HeapOptions,
-  type HeapStats,
   type BrowserWorker,
   type WatchOptions,
   type WatchableWorker,
 } from './types.js';
+export type { ArenaHeapStats, ClassStats, ClassicHeapStats, HeapStats, HeapStatsCore } from './stats.js';
 export type { TraceRecord, Traced } from './instrument.js';
 export { HeapError, type HeapErrorCode } from '@paddock/platform';

@@ -1,12 +1,19 @@
 /**
- * What every backend of the umbrella package offers: the options, the handle, the stats and the `Heap`
- * interface. The backend itself is chosen at build time (`pnpm build use=pool_classic`).
+ * What every backend of the umbrella package offers: the options, the handle and the `Heap` interface (its
+ * stats are in stats.ts). The backend itself is chosen at build time (`pnpm build use=pool_classic`).
  */
 import type { ReapReport } from '@paddock/arena';
 import type { AddressSpace, AddressSpaceHandle, BackingKind, PageReturnMode } from '@paddock/platform';
+import type { HeapStats } from './stats.js';
+
+/** Options for {@link attachHeap}. */
+export interface AttachOptions {
+  /** `'auto'` (default), `'native'` (require the page-return addon) or `'none'`. */
+  pageReturn?: 'auto' | PageReturnMode;
+}
 
 /** Options for {@link createHeap}. */
-export interface HeapOptions {
+export interface HeapOptions extends AttachOptions {
   /** Upper bound of the heap in bytes (up to 4 GiB). Required unless `memory` is a SharedArrayBuffer. */
   maxBytes?: number;
   /** Memory/speed dial, 1 (return memory eagerly) to 10 (keep it); default 3. */
@@ -15,8 +22,6 @@ export interface HeapOptions {
   memory?: WebAssembly.Memory | SharedArrayBuffer;
   /** `'growable'` (default), `'wasm'` or `'fixed'`, when Paddock creates the buffer. */
   backing?: BackingKind;
-  /** `'auto'` (default), `'native'` (require the page-return addon) or `'none'`. */
-  pageReturn?: 'auto' | PageReturnMode;
 }
 
 /** The idle tick's first delay, and its delay again after any allocation. */
@@ -55,39 +60,6 @@ export interface WatchOptions {
    * and free them). Set it for a worker that shares nothing that outlives it.
    */
   releaseLive?: boolean;
-}
-
-/** What {@link Heap.stats} reports. */
-export interface HeapStats {
-  backend: string;
-  pageReturn: PageReturnMode;
-  profile: number;
-  /** Bytes committed in the whole heap, all agents. */
-  committedBytes: number;
-  /** Resident memory of this process as the OS reports it (null where the host does not tell). */
-  residentBytes: number | null;
-  /** Bytes in live objects of this agent's arenas (objects other agents freed but this one has not drained yet count as live). */
-  liveBytes: number;
-  /** This agent's owner slot (0: it has allocated nothing). */
-  ownerSlot: number;
-  arenas: number;
-  pendingChainObjects: number;
-  perClass: { size: number; slabs: number; live: number; free: number }[];
-  /** Bytes of freed small blocks held in this agent's thread cache (they still count in `liveBytes` of their owner). */
-  cacheBytes: number;
-  /** Blocks held per class in this agent's thread cache. */
-  cacheBlocks: number[];
-  /** Large objects live in this agent's arenas, and their bytes (included in `liveBytes`). */
-  largeObjects: number;
-  largeBytes: number;
-  /** This agent's retention ledger: retained large units and stashed oversized mappings. */
-  retention: { budgetBytes: number; ledgerBytes: number; retainedBytes: number; stashEntries: number; stashBytes: number; mappingsAllocated: number };
-  /** Bytes of slabs quarantined by reaps this agent ran (left half-updated by an agent that died). */
-  quarantinedBytes: number;
-  /** Owner slots of detached or reaped agents this agent adopted. */
-  adoptedSlots: number[];
-  /** The delay the idle tick asks for next, in ms. */
-  nextTickMs: number;
 }
 
 /** One agent's handle on a shared heap, whatever the backend. */

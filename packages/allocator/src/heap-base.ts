@@ -1,30 +1,14 @@
 /**
- * What every backend's heap offers the same way: views of the heap that are always current (refreshed on
- * access when another agent grew the buffer), this agent's id, the idle tick run on the event loop, and the
- * agent's life: it leaves the heap by itself when its thread ends, `close()` (or `using`) leaves it at
- * once, and `watch(worker)` recovers a worker that was stopped from outside.
+ * What every backend's heap does the same way, written once in `HeapBase`: the argument checks and refusals
+ * they share (a closed heap object refuses every use with `DETACHED`), `calloc` over the backend's `malloc`,
+ * the bounded `wait`, views of the heap that are always current (refreshed on access when another agent grew
+ * the buffer), this agent's id, the idle tick run on the event loop, and the agent's life: it leaves the heap
+ * by itself when its thread ends, `close()` (or `using`) leaves it at once, and `watch(worker)` recovers a
+ * worker that was stopped from outside. The backends keep what differs: malloc, free and realloc (the fast
+ * paths stay methods of the concrete class, so their call sites stay monomorphic), and what to do around a wait.
  */
 import { HeapError, describeValue, onThreadExit, type AddressSpace, type ThreadEnd } from '@paddock/platform';
-import { TICK_MIN_MS, type BrowserWorker, type HeapHandle, type WatchableWorker, type WatchOptions } from './types.js';
-
-/** The heap handle format every backend writes. */
-export const HANDLE_VERSION = 1;
-
-/**
- * Checks that `handle` is a Paddock heap handle of this format made by `backend`.
- * @throws HeapError BAD_HANDLE naming what is wrong.
- */
-export function checkHandle(handle: HeapHandle, backend: string): void {
-  if (handle === null || typeof handle !== 'object' || handle.kind !== 'paddock-heap') {
-    throw new HeapError('BAD_HANDLE', `not a Paddock heap handle: ${describeValue(handle)}`);
-  }
-  if (handle.version !== HANDLE_VERSION) {
-    throw new HeapError('BAD_HANDLE', `heap handle version ${describeValue(handle.version)}, this build reads ${HANDLE_VERSION}`);
-  }
-  if (handle.backend !== backend) {
-    throw new HeapError('BAD_HANDLE', `the heap uses backend ${describeValue(handle.backend)}; this heap API is ${backend}`);
-  }
-}
+import { TICK_MAX_MS, TICK_MIN_MS, type BrowserWorker, type WatchableWorker, type WatchOptions } from './types.js';
 
 /** The error every use of a heap object gets once its agent has left the heap. */
 export function closedError(): HeapError {
@@ -38,13 +22,20 @@ export function closedError(): HeapError {
 const exitHooks = new WeakMap<object, () => void>();
 const watchedWorkers = new WeakMap<object, WeakSet<object>>();
 
-export abstract class HeapViews {
+/** What every backend's heap does the same way (see above); each backend's heap class extends it. */
+export abstract class HeapBase {
   /** The address space underneath (views, reserve, commit). */
   abstract readonly space: AddressSpace;
+  /**
+   * Whether the agent has left the heap. Declared here, assigned by each backend's constructor where its field
+   * layout wants it: V8 lays fields out in the order they are first assigned, and a base constructor assigns
+   * before the backend's (the arena's malloc and free read their fields first).
+   */
+  protected declare detached: boolean;
+  /** Allocates `size` bytes: see the backends. */
+  abstract malloc(size: number): number;
   /** One idle visit; returns the milliseconds until the next. */
   abstract tick(): number;
-  /** Whether the agent has left the heap (its idle timers then stop). */
-  abstract readonly isDetached: boolean;
   /** Leaves the heap: see the backends. */
   abstract detach(): void;
   /** The thread is ending by an exception nobody caught: leave what there is for a reaper (backend's choice). */
@@ -65,7 +56,7 @@ export abstract class HeapViews {
   protected leaveWithThread(): void {
     const unhook = onThreadExit((end: ThreadEnd) => {
       exitHooks.delete(this);
-      if (this.isDetached) return;
+      if (this.detached) return;
       try {
         if (end === 'crashed') this.threadCrashed();
         else this.detach();
@@ -120,7 +111,7 @@ export abstract class HeapViews {
    * @throws TypeError when `worker` is neither; HeapError DETACHED once closed.
    */
   watch(worker: WatchableWorker | BrowserWorker, options: WatchOptions = {}): boolean {
-    if (this.isDetached) throw closedError();
+    if (this.detached) throw closedError();
     if (options === null || typeof options !== 'object') throw new TypeError('watch options must be an object');
     const w = worker as { threadId?: unknown; once?: unknown; terminate?: unknown };
     if (w === null || typeof w !== 'object') throw new TypeError(`watch takes a Worker, got ${describeValue(worker)}`);
@@ -133,7 +124,7 @@ export abstract class HeapViews {
       const thread = w.threadId + 1; // the key the worker's agents recorded (see threadKey)
       const releaseLive = options.releaseLive === true;
       (worker as WatchableWorker).once('exit', () => {
-        if (!this.isDetached) this.reapThread(thread, { releaseLive });
+        if (!this.detached) this.reapThread(thread, { releaseLive });
       });
       return this.canReap;
     }
@@ -146,7 +137,7 @@ export abstract class HeapViews {
       const terminate = w.terminate as () => void;
       (worker as BrowserWorker).terminate = () => {
         terminate.call(worker);
-        if (!this.isDetached) this.watchByLocks();
+        if (!this.detached) this.watchByLocks();
       };
     }
     return this.watchByLocks();
@@ -157,11 +148,11 @@ export abstract class HeapViews {
 
   /** Runs {@link tick} on this agent's event loop with unref'd timers (they never keep a process alive). */
   startIdle(): void {
-    if (this.isDetached) throw closedError();
+    if (this.detached) throw closedError();
     if (this.idleTimer !== null) return;
     const visit = () => {
       this.idleTimer = null;
-      if (this.isDetached) return;
+      if (this.detached) return;
       this.idleTimer = setTimeout(visit, this.tick());
       (this.idleTimer as { unref?: () => void }).unref?.();
     };
@@ -175,37 +166,82 @@ export abstract class HeapViews {
     this.idleTimer = null;
   }
 
+  /** Whether {@link detach} has run (or the thread ended): every use but `close` then throws `DETACHED`. */
+  get isDetached(): boolean {
+    return this.detached;
+  }
+
+  /**
+   * Allocates `count * size` bytes, zeroed.
+   * @throws RangeError when either is not a non-negative integer or the product is above what the heap serves.
+   */
+  calloc(count: number, size: number): number {
+    if (this.detached) throw closedError();
+    if ((count >>> 0) !== count) throw new RangeError(`calloc count must be a non-negative integer, got ${describeValue(count)}`);
+    if ((size >>> 0) !== size) throw new RangeError(`calloc size must be a non-negative integer, got ${describeValue(size)}`);
+    const total = count * size;
+    if (total > this.space.maxBytes) {
+      throw new RangeError(`calloc(${count}, ${size}) asks for ${total} bytes, more than maxBytes ${this.space.maxBytes}`);
+    }
+    const p = this.malloc(total);
+    this.space.covers(p + total);
+    this.space.u8.fill(0, p, p + total);
+    return p;
+  }
+
+  /**
+   * Blocks on `Atomics.wait(array, index, value, timeoutMs)` the way a Paddock agent should: what other agents
+   * wait for is sent home first (so no block waits on a sleeping agent), the wait is bounded at 500 ms, what
+   * arrived meanwhile is taken in after waking, and a wait that times out runs the idle return (the arena: the
+   * first since the last allocation). Returns what `Atomics.wait` returned.
+   * @throws TypeError when `array` is not an Int32Array; RangeError for a timeout that is not a number >= 0.
+   */
+  wait(array: Int32Array, index: number, value: number, timeoutMs: number = TICK_MAX_MS): 'ok' | 'not-equal' | 'timed-out' {
+    if (this.detached) throw closedError();
+    if (!(array instanceof Int32Array)) throw new TypeError('wait needs an Int32Array over a SharedArrayBuffer');
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a non-negative number, got ${describeValue(timeoutMs)}`);
+    this.beforeWait();
+    const result = Atomics.wait(array, index, value, Math.min(timeoutMs, TICK_MAX_MS));
+    this.afterWait(result === 'timed-out');
+    return result;
+  }
+
+  /** Before a {@link wait}: sends home what other agents may be waiting for. */
+  protected abstract beforeWait(): void;
+  /** After a {@link wait}: takes in what arrived, and after one that timed out runs the idle return if due. */
+  protected abstract afterWait(timedOut: boolean): void;
+
   /** This agent's id in the heap (what `reap` takes for an agent that died). */
   get agentId(): number {
     return this.space.agentId;
   }
   /** Bytes view of the heap, current (refreshed if another agent grew the buffer). */
   get u8(): Uint8Array {
-    if (this.isDetached) throw closedError();
+    if (this.detached) throw closedError();
     this.space.refresh();
     return this.space.u8;
   }
   /** Int32 view of the heap, current. Index with `ptr >>> 2`. */
   get i32(): Int32Array {
-    if (this.isDetached) throw closedError();
+    if (this.detached) throw closedError();
     this.space.refresh();
     return this.space.i32;
   }
   /** Uint32 view of the heap, current. */
   get u32(): Uint32Array {
-    if (this.isDetached) throw closedError();
+    if (this.detached) throw closedError();
     this.space.refresh();
     return this.space.u32;
   }
   /** Float64 view of the heap, current. Index with `ptr >>> 3`. */
   get f64(): Float64Array {
-    if (this.isDetached) throw closedError();
+    if (this.detached) throw closedError();
     this.space.refresh();
     return this.space.f64;
   }
   /** A DataView over the heap, current (the same object until the buffer grows). */
   get view(): DataView {
-    if (this.isDetached) throw closedError();
+    if (this.detached) throw closedError();
     this.space.refresh();
     const bytes = this.space.viewBytes;
     if (this.dataView === null || this.dataView.byteLength !== bytes) this.dataView = new DataView(this.space.buffer, 0, bytes);
