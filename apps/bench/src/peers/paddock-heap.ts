@@ -111,8 +111,10 @@ export class PaddockMem implements MemPeer {
   committed(): number {
     return this.heap!.space.committedBytes;
   }
+  /** The arena's retention ledger; the classic pool keeps none (null, like the peers without one). */
   ledger(): number | null {
-    return this.heap!.stats().retention.ledgerBytes;
+    const stats = this.heap!.stats();
+    return stats.backend === 'pool_arena' ? stats.retention.ledgerBytes : null;
   }
   teardown(): void {
     this.heap = null;
