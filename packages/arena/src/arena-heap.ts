@@ -120,7 +120,7 @@ export class ArenaHeap {
     this.sync();
     regions.progressWord = this.agentArea + G_OPENING_REGION * 4;
     // Assigned last, and without initializers: V8 lays fields out in the order they are first assigned, and
-    // these are not read on any hot path but the foreign free's (the fields before them keep their layout).
+    // these are not read on any hot path but the foreign free's (the fields before them keep their order).
     this.chains = new RemoteChains(this);
     this.inherited = new Set<number>();
     this.seenDepartures = 0;
