@@ -253,7 +253,7 @@ export class ArenaHeap {
     const info = this.i32[ri + R_INFO]!;
     if ((info & FLAG_QUARANTINE) !== 0) return; // its slab is out of use for good
     if (owner === this.slot) this.freeLocal(p, ri, info);
-    else this.chains.freeForeign(p, owner);
+    else this.chains.freeForeign(this.u32, p, owner);
   }
 
   private freeLocal(p: number, ri: number, info: number): void {

@@ -66,13 +66,17 @@ export class RemoteChains {
     return this.mapCap;
   }
 
-  /** Frees `p`, an object of owner slot `owner` (not this agent): marks it freed and puts it on that owner's chain. */
-  freeForeign(p: number, owner: number): void {
-    const h = this.heap;
-    h.i32[(p >>> 2) + 1] = FREED_MARK ^ p;
-    if (owner >= this.mapCap) this.growChains(owner);
+  /**
+   * Frees `p`, an object of owner slot `owner` (not this agent): marks it freed and puts it on that owner's chain.
+   * `u32` is the heap's Uint32 view, passed in so that a foreign free loads no more fields than an owner free.
+   */
+  freeForeign(u32: Uint32Array, p: number, owner: number): void {
+    u32[(p >>> 2) + 1] = FREED_MARK ^ p;
+    if (owner >= this.mapCap) {
+      this.growChains(owner);
+      u32 = this.heap.u32; // the growth may have grown the buffer
+    }
     const e = this.mapWord + 2 * owner;
-    const u32 = h.u32;
     u32[p >>> 2] = u32[e]!;
     u32[e] = p;
     const n = u32[e + 1]! + 1;
