@@ -68,7 +68,7 @@ export class RemoteChains {
 
   /**
    * Frees `p`, an object of owner slot `owner` (not this agent): marks it freed and puts it on that owner's chain.
-   * `u32` is the heap's Uint32 view, passed in so that a foreign free loads no more fields than an owner free.
+   * `u32` is the heap's Uint32 view, passed in so that each foreign free reads it without a load of the heap.
    */
   freeForeign(u32: Uint32Array, p: number, owner: number): void {
     u32[(p >>> 2) + 1] = FREED_MARK ^ p;
