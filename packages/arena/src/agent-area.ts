@@ -7,6 +7,9 @@ import { AGENT_AREA_COMMIT, AGENT_CLAIMING, AGENT_LIVE, AGENT_MAGIC, AGENT_VACAN
 
 export * from './agent-layout.js';
 
+/** The region layer's user word that holds the head of the agent-area list. */
+export const AGENT_LIST_WORD = 2;
+
 /**
  * Lays out an agent area for agent `agentId` running on the thread whose key is `thread`, on the list whose
  * head word is at byte `listHead`: a vacant one (an agent that left) is claimed with one CAS and laid out

@@ -16,25 +16,14 @@
  * See docs/design/arena.md.
  */
 export * from './agent-area.js';
-export {
-  AGENT_LIST_WORD,
-  ArenaHeap,
-  CHAIN_FLUSH,
-  CHAIN_MAP_INITIAL,
-  LARGE_ROUND,
-  SLOT_ADOPTED,
-  SLOT_DETACHED,
-  SLOT_LIVE,
-  SLOT_ORPHANED,
-  SWEEP_DELAY_MS,
-  freeableClass,
-  spanOf,
-  type ArenaStats,
-  type ClassStats,
-  type ReapReport,
-  type SpanRetention,
-} from './arena-heap.js';
-export { CLASS_COUNT, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize } from './size-class.js';
+export { ArenaHeap } from './arena-heap.js';
+export type { ArenaStats, ClassStats } from './check.js';
+export { freeableClass } from './free-check.js';
+export { SLOT_ADOPTED, SLOT_DETACHED, SLOT_LIVE, SLOT_ORPHANED } from './ownership.js';
+export type { ReapReport } from './reap.js';
+export { SWEEP_DELAY_MS, type SpanRetention } from './release.js';
+export { CHAIN_FLUSH, CHAIN_MAP_INITIAL } from './remote-chains.js';
+export { CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize, spanOf } from './size-class.js';
 export {
   ARENA_MAGIC,
   FLAG_QUARANTINE,

@@ -1,7 +1,8 @@
 /**
  * Size classes: class i holds objects of 32 << i bytes, 32 B (class 0) to 1 MiB (class 15).
  * Classes 0-9 live in one-unit slabs (512 ... 1 objects of a 16 KiB unit); classes 10-15 are single
- * objects spanning 2-64 units. A slab that holds one object is a "block".
+ * objects spanning 2-64 units. A slab that holds one object is a "block". A size above 1 MiB is a large
+ * object: one object on a run of whole units of its own, rounded up to 1 KiB.
  */
 
 /** Bytes of the smallest class; a run header (three words) must fit in one object. */
@@ -19,4 +20,21 @@ export function classIndex(size: number): number {
 /** Object size of class `cls`. */
 export function classSize(cls: number): number {
   return MIN_OBJECT << cls;
+}
+
+/** The last class whose slab is one unit; higher classes span 2-64 units and hold one object. */
+const LAST_UNIT_CLASS = 9;
+
+/** Units a slab of class `cls` spans. */
+export function spanOf(cls: number): number {
+  return cls <= LAST_UNIT_CLASS ? 1 : 1 << (cls - LAST_UNIT_CLASS);
+}
+
+/** Large objects (above 1 MiB, one on its own run of units) are rounded up to this (1 KiB). */
+export const LARGE_ROUND = 1024;
+
+/** The error for a size no class serves (not an integer from 0 to 1 MiB). */
+export function badSize(size: unknown): RangeError {
+  const shown = typeof size === 'string' ? JSON.stringify(size) : String(size);
+  return new RangeError(`size must be an integer from 0 to ${MAX_CLASS_SIZE} bytes, got ${shown}`);
 }

@@ -1,0 +1,144 @@
+/**
+ * The allocation slow path: when the current slab of a class is exhausted, the inbox is drained if anything
+ * waits (and the allocation retried), then a partial slab of the class is taken, then a new slab in one of
+ * the agent's arenas (newest first), then one in an arena taken over from an owner that left, then a new
+ * arena. Large objects take a run of units the same way. Finding a run of units is unit-map.ts's part.
+ */
+import { HeapError } from '@paddock/platform';
+import { G_OPENING_ARENA } from './agent-layout.js';
+import type { ArenaHeap } from './arena-heap.js';
+import { drain } from './drain.js';
+import {
+  A_CARVER,
+  A_FREE_UNITS,
+  A_HINT,
+  A_KIND_OWNER,
+  A_MAGIC,
+  A_PARTIAL,
+  A_RUN_BOUND,
+  A_UNITS,
+  A_UNIT_BITS,
+  ARENA_MAGIC,
+  FLAG_CURRENT,
+  HEADER_UNITS,
+  KIND_ARENA,
+  LARGE_CLASS,
+  R_BUMP,
+  R_LIVE,
+  R_SIZE,
+  UNIT,
+  UNIT_SHIFT,
+  recordIndex,
+} from './layout.js';
+import { adoptOrphans, takeSlot } from './ownership.js';
+import { sweepDue } from './release.js';
+import { LARGE_ROUND, MAX_CLASS_SIZE, spanOf } from './size-class.js';
+import { initSlab, setFlags, unlinkPartial } from './slab.js';
+import { findRun, findUnit } from './unit-map.js';
+
+/** Gives class `cls` a new current slab (the old one is full) and allocates from it. */
+export function allocSlow(h: ArenaHeap, cls: number): number {
+  if (h.detached) throw detachedError();
+  const old = h.current[cls]!;
+  if (old !== 0) {
+    setFlags(h, old, 0, FLAG_CURRENT);
+    h.current[cls] = 0;
+  }
+  // Frees delivered by other agents may have refilled a slab of this class.
+  if (h.slot !== 0 && Atomics.load(h.i32, h.inbox) !== 0) {
+    drain(h);
+    if (h.current[cls] !== 0) return h.allocClass(cls);
+  }
+  if (h.sweepsDue.size !== 0) sweepDue(h, false);
+  let slab = popPartial(h, cls);
+  if (slab === 0) slab = reserveSpan(h, spanOf(cls), cls);
+  setFlags(h, slab, FLAG_CURRENT, 0);
+  h.current[cls] = slab;
+  return h.allocClass(cls);
+}
+
+/** Takes a partial slab of class `cls` off its list (newest arena first); 0 when there is none. */
+function popPartial(h: ArenaHeap, cls: number): number {
+  const u32 = h.u32;
+  for (let i = h.arenas.length - 1; i >= 0; i--) {
+    const base = h.arenas[i]!;
+    const s = u32[(base >>> 2) + A_PARTIAL + cls]!;
+    if (s !== 0) {
+      unlinkPartial(h, base, s, cls);
+      return s;
+    }
+  }
+  return 0;
+}
+
+/**
+ * Allocates a large object: above 1 MiB up to `largeMax`, rounded up to 1 KiB, one object on its own run of
+ * units. Frees delivered by other agents are drained first, so their units (often still retained, committed)
+ * serve this request.
+ * @throws RangeError for a size outside (1 MiB, largeMax].
+ */
+export function allocLarge(h: ArenaHeap, size: number): number {
+  if ((size >>> 0) !== size || size <= MAX_CLASS_SIZE || size > h.largeMax) {
+    throw new RangeError(`large size must be an integer above ${MAX_CLASS_SIZE} up to ${h.largeMax} bytes, got ${String(size)}`);
+  }
+  if (h.detached) throw detachedError();
+  if (h.slot !== 0 && Atomics.load(h.i32, h.inbox) !== 0) drain(h);
+  const bytes = Math.ceil(size / LARGE_ROUND) * LARGE_ROUND;
+  const s = reserveSpan(h, Math.ceil(bytes / UNIT), LARGE_CLASS);
+  const base = (s & h.arenaMask) >>> 0;
+  const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+  h.u32[ri + R_SIZE] = bytes;
+  h.u32[ri + R_BUMP] = s + bytes;
+  h.i32[ri + R_LIVE] = 1;
+  h.i32[(s >>> 2) + 1] = 0;
+  return s;
+}
+
+/**
+ * Finds `span` free units for a new slab of class `cls` in the agent's arenas (newest first, skipping those
+ * whose free count or run bound is too low), else in arenas taken over from owners that left, else in a new
+ * arena, and lays the slab out there. Returns its address.
+ */
+function reserveSpan(h: ArenaHeap, span: number, cls: number): number {
+  const i32 = h.i32;
+  for (let i = h.arenas.length - 1; i >= 0; i--) {
+    const base = h.arenas[i]!;
+    const hb = base >>> 2;
+    if (i32[hb + A_FREE_UNITS]! < span || i32[hb + A_RUN_BOUND]! < span) continue;
+    const u = span === 1 ? findUnit(h, base) : findRun(h, base, span);
+    if (u >= 0) return initSlab(h, base, u, span, cls);
+  }
+  // Before carving: owners that left may have arenas with room (and frees waiting for someone to take them).
+  if (h.registry.departures() !== h.seenDepartures && adoptOrphans(h) !== 0) return reserveSpan(h, span, cls);
+  const base = newArena(h);
+  const u = span === 1 ? findUnit(h, base) : findRun(h, base, span);
+  return initSlab(h, base, u, span, cls);
+}
+
+/** Carves a new arena for the agent (taking an owner slot on the first) and lays out its header. */
+function newArena(h: ArenaHeap): number {
+  const base = h.regions.carveArena();
+  Atomics.store(h.i32, (h.agentArea >>> 2) + G_OPENING_ARENA, base | 0); // for a reaper, until the magic
+  if (h.slot === 0) takeSlot(h);
+  const space = h.space;
+  space.commit(base, HEADER_UNITS << UNIT_SHIFT);
+  h.sync();
+  space.u8.fill(0, base, base + (HEADER_UNITS << UNIT_SHIFT)); // contents of a re-carved range are undefined
+  const i32 = h.i32;
+  const hb = base >>> 2;
+  i32[hb + A_KIND_OWNER] = KIND_ARENA | (h.slot << 8);
+  i32[hb + A_CARVER] = h.slot;
+  i32[hb + A_FREE_UNITS] = h.usableUnits;
+  i32[hb + A_RUN_BOUND] = h.usableUnits;
+  i32[hb + A_HINT] = HEADER_UNITS;
+  i32[hb + A_UNITS] = h.units;
+  i32[hb + A_UNIT_BITS] = (1 << HEADER_UNITS) - 1;
+  Atomics.store(i32, hb + A_MAGIC, ARENA_MAGIC);
+  Atomics.store(i32, (h.agentArea >>> 2) + G_OPENING_ARENA, 0);
+  h.arenas.push(base);
+  return base;
+}
+
+function detachedError(): HeapError {
+  return new HeapError('DETACHED', 'this agent has detached from the heap');
+}

@@ -1,0 +1,202 @@
+/**
+ * Giving memory back: a slab whose last object was freed is released (its units cleared in the bitmap and
+ * decommitted at once, marked dirty for a later sweep, or kept committed for the large tier), dirty units are
+ * swept once they have stayed above the threshold for a while, and an arena left empty goes back to its region
+ * (or stays as the agent's one spare). An idle agent gives back what it can in one go.
+ */
+import type { ArenaHeap } from './arena-heap.js';
+import { clearBitRange, setBitRange } from './bit-range.js';
+import {
+  A_DIRTY_BITS,
+  A_DIRTY_UNITS,
+  A_FREE_UNITS,
+  A_HINT,
+  A_MAGIC,
+  A_RETAINED_BITS,
+  A_RETAINED_UNITS,
+  A_RUN_BOUND,
+  A_UNIT_BITS,
+  FLAG_CURRENT,
+  HEADER_UNITS,
+  R_INFO,
+  R_LIVE,
+  R_SPAN,
+  STATE_FREE,
+  UNIT_SHIFT,
+  recordIndex,
+} from './layout.js';
+import { CLASS_COUNT } from './size-class.js';
+import { runAround } from './unit-map.js';
+
+/**
+ * An arena whose dirty units reach the sweep threshold is swept once it has stayed there this long: units
+ * released and soon carved again (a producer whose slabs its consumers keep emptying) are then never
+ * decommitted and faulted back in between. The idle tick and the idle return sweep whatever is due.
+ */
+export const SWEEP_DELAY_MS = 10;
+
+/**
+ * How a large block's units may stay committed after it is freed (the large tier's retention ledger).
+ * Admission is all or nothing.
+ */
+export interface SpanRetention {
+  /** Whether `units` units of a freed large block may be kept committed; if so they are on the ledger. */
+  admitUnits(units: number): boolean;
+  /** `units` retained units left the ledger (carved again, or their arena was released). */
+  unitsTaken(units: number): void;
+}
+
+/**
+ * Releases the slab (or large block, with `large`) on units [u, u + span) of the arena at `base`: its records
+ * go free and its units are cleared in the bitmap, then kept committed for the large tier, decommitted at once
+ * (a span of at least the decommit span, or an inherited arena), or marked dirty for a sweep.
+ */
+export function releaseSlab(h: ArenaHeap, base: number, u: number, span: number, large: boolean): void {
+  const i32 = h.i32;
+  const hb = base >>> 2;
+  for (let k = u; k < u + span; k++) {
+    const rk = recordIndex(base, k);
+    i32[rk + R_INFO] = STATE_FREE;
+    i32[rk + R_SPAN] = 0;
+  }
+  clearBitRange(i32, hb + A_UNIT_BITS, u, span);
+  const free = i32[hb + A_FREE_UNITS]! + span;
+  i32[hb + A_FREE_UNITS] = free;
+  if (u < i32[hb + A_HINT]!) i32[hb + A_HINT] = u;
+  const run = runAround(h, base, u, span);
+  if (run > i32[hb + A_RUN_BOUND]!) i32[hb + A_RUN_BOUND] = run;
+  if (large && h.retention !== null && h.retention.admitUnits(span)) {
+    // Retained: the units stay committed for the next large block; the sweep leaves them alone.
+    setBitRange(i32, hb + A_RETAINED_BITS, u, span);
+    i32[hb + A_RETAINED_UNITS] += span;
+  } else if (span >= h.decommitSpan || (h.inherited.size !== 0 && h.inherited.has(base))) {
+    h.space.decommit(base + (u << UNIT_SHIFT), span << UNIT_SHIFT);
+  } else {
+    setBitRange(i32, hb + A_DIRTY_BITS, u, span);
+    i32[hb + A_DIRTY_UNITS] += span;
+    if (i32[hb + A_DIRTY_UNITS]! >= h.sweepThreshold && !h.sweepsDue.has(base)) h.sweepsDue.set(base, performance.now());
+  }
+  if (free === h.usableUnits) arenaEmptied(h, base);
+}
+
+/**
+ * Sweeps the arenas whose dirty units have stayed at or above the threshold for {@link SWEEP_DELAY_MS}
+ * (all of them with `force`); an arena whose dirty units were carved again below it is let off.
+ * Returns the units decommitted.
+ */
+export function sweepDue(h: ArenaHeap, force: boolean): number {
+  let swept = 0;
+  const now = force ? 0 : performance.now();
+  for (const [base, since] of h.sweepsDue) {
+    const hb = base >>> 2;
+    const empty = h.i32[hb + A_FREE_UNITS] === h.usableUnits;
+    if (!h.arenas.includes(base) || (!empty && h.i32[hb + A_DIRTY_UNITS]! < h.sweepThreshold)) {
+      h.sweepsDue.delete(base);
+    } else if (force || now - since >= SWEEP_DELAY_MS) {
+      h.sweepsDue.delete(base);
+      // An arena still empty goes back to its region unless it is the agent's only empty one (the spare).
+      if (empty && emptyArenas(h) > 1) releaseArena(h, base);
+      else swept += sweep(h, base);
+    }
+  }
+  return swept;
+}
+
+/** How many of the agent's arenas hold no slab. */
+function emptyArenas(h: ArenaHeap): number {
+  let n = 0;
+  for (const a of h.arenas) if (h.i32[(a >>> 2) + A_FREE_UNITS] === h.usableUnits) n++;
+  return n;
+}
+
+/** Decommits every dirty unit of the arena, run by run. Returns the units decommitted. */
+export function sweep(h: ArenaHeap, base: number): number {
+  const swept = decommitMarked(h, base, A_DIRTY_BITS);
+  h.i32[(base >>> 2) + A_DIRTY_UNITS] = 0;
+  h.sweepsDue.delete(base);
+  return swept;
+}
+
+/**
+ * Decommits every run of units whose bit is set in the arena's bitmap at word `bits` (the dirty or the
+ * retained one) and clears those bits. Returns the units decommitted.
+ */
+function decommitMarked(h: ArenaHeap, base: number, bits: number): number {
+  const i32 = h.i32;
+  const at = (base >>> 2) + bits;
+  let done = 0;
+  let u = HEADER_UNITS;
+  while (u < h.units) {
+    if ((i32[at + (u >>> 5)]! & (1 << (u & 31))) === 0) {
+      u++;
+      continue;
+    }
+    const start = u;
+    while (u < h.units && (i32[at + (u >>> 5)]! & (1 << (u & 31))) !== 0) u++;
+    clearBitRange(i32, at, start, u - start);
+    h.space.decommit(base + (start << UNIT_SHIFT), (u - start) << UNIT_SHIFT);
+    done += u - start;
+  }
+  return done;
+}
+
+/**
+ * An arena of the agent has no slab left. It is released (or kept as the one spare, dirty units swept)
+ * {@link SWEEP_DELAY_MS} later by {@link sweepDue}, if it is still empty then: an agent whose blocks all come
+ * home together (a producer whose consumer frees everything it sent) empties its arena and carves the same
+ * units again at once, and releasing or sweeping here made every one of them fault back in (measured on the
+ * bench's producer-consumer: 248,006 page faults in one run, 265-306 arenas released per producer; docs/design/arena.md).
+ * An inherited arena (see {@link ArenaHeap.inherited}) goes back at once: nobody is about to reuse it.
+ */
+function arenaEmptied(h: ArenaHeap, base: number): void {
+  if (h.inherited.size !== 0 && h.inherited.delete(base)) releaseArena(h, base);
+  else h.sweepsDue.set(base, performance.now());
+}
+
+/** Gives an empty arena back to its region: its magic is cleared first so stale pointers are refused. */
+export function releaseArena(h: ArenaHeap, base: number): void {
+  const at = h.arenas.indexOf(base);
+  if (at >= 0) h.arenas.splice(at, 1);
+  const retained = h.i32[(base >>> 2) + A_RETAINED_UNITS]!;
+  if (retained !== 0 && h.retention !== null) h.retention.unitsTaken(retained);
+  Atomics.store(h.i32, (base >>> 2) + A_MAGIC, 0);
+  h.regions.releaseArena(base);
+}
+
+/**
+ * What an idle agent gives back of its arenas: current slabs with nothing live are released, every dirty
+ * unit is decommitted, and empty arenas go back to their regions but one spare (header pages only), or
+ * all of them when `keepSpare` is false (an agent that leaves).
+ */
+export function releaseIdle(h: ArenaHeap, keepSpare: boolean): void {
+  for (let cls = 0; cls < CLASS_COUNT; cls++) {
+    const s = h.current[cls]!;
+    if (s === 0) continue;
+    const base = (s & h.arenaMask) >>> 0;
+    const u = (s - base) >>> UNIT_SHIFT;
+    const ri = recordIndex(base, u);
+    if (h.i32[ri + R_LIVE] !== 0) continue;
+    h.current[cls] = 0;
+    h.i32[ri + R_INFO] &= ~FLAG_CURRENT;
+    releaseSlab(h, base, u, h.i32[ri + R_SPAN]!, false);
+  }
+  for (const base of [...h.arenas]) if (h.arenas.includes(base)) sweep(h, base);
+  const i32 = h.i32;
+  const empty = h.arenas.filter((a) => i32[(a >>> 2) + A_FREE_UNITS] === h.usableUnits);
+  for (let i = keepSpare ? 1 : 0; i < empty.length; i++) releaseArena(h, empty[i]!);
+}
+
+/** Decommits every retained unit of the agent's arenas; returns the units given back. */
+export function purgeRetained(h: ArenaHeap): number {
+  let purged = 0;
+  for (const base of h.arenas) purged += dropRetained(h, base);
+  return purged;
+}
+
+/** Decommits the arena's retained units and zeroes their count; returns how many there were. */
+export function dropRetained(h: ArenaHeap, base: number): number {
+  if (h.i32[(base >>> 2) + A_RETAINED_UNITS] === 0) return 0;
+  const dropped = decommitMarked(h, base, A_RETAINED_BITS);
+  h.i32[(base >>> 2) + A_RETAINED_UNITS] = 0;
+  return dropped;
+}
