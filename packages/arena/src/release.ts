@@ -5,7 +5,7 @@
  * (or stays as the agent's one spare). An idle agent gives back what it can in one go.
  */
 import type { ArenaHeap } from './arena-heap.js';
-import { clearBitRange, setBitRange } from './bit-range.js';
+import { clearBitRange, setBitRange } from '@paddock/platform';
 import {
   A_DIRTY_BITS,
   A_DIRTY_UNITS,

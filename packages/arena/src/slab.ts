@@ -4,7 +4,7 @@
  * record plus the units its span covers; see layout.ts for the record's words.
  */
 import type { ArenaHeap } from './arena-heap.js';
-import { clearBitRange, setBitRange } from './bit-range.js';
+import { clearBitRange, setBitRange } from '@paddock/platform';
 import {
   A_DIRTY_BITS,
   A_DIRTY_UNITS,
