@@ -8,7 +8,8 @@
  * paths stay methods of the concrete class, so their call sites stay monomorphic), and what to do around a wait.
  */
 import { HeapError, describeValue, onThreadExit, type AddressSpace, type ThreadEnd } from '@paddock/platform';
-import { TICK_MAX_MS, TICK_MIN_MS, type BrowserWorker, type WatchableWorker, type WatchOptions } from './types.js';
+import { Scope } from './scope.js';
+import { TICK_MAX_MS, TICK_MIN_MS, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
 
 /** The error every use of a heap object gets once its agent has left the heap. */
 export function closedError(): HeapError {
@@ -187,6 +188,17 @@ export abstract class HeapBase {
     this.space.covers(p + total);
     this.space.u8.fill(0, p, p + total);
     return p;
+  }
+
+  /**
+   * Opens a scope: a bump allocator over chunks of this heap whose memory all goes back at once when it
+   * closes (`using scope = heap.scope()`, or `scope.close()`); see scope.ts. A scope opened while another of
+   * this heap object is open nests in it.
+   * @throws HeapError DETACHED once closed.
+   */
+  scope(): Scope {
+    if (this.detached) throw closedError();
+    return new Scope(this as unknown as Heap);
   }
 
   /**

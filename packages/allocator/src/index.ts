@@ -61,6 +61,7 @@ export function attachHeap(handle: HeapHandle, options: AttachOptions = {}): Hea
 }
 
 export { SHAPE_ANCHOR_BYTES, hasShapeAnchor } from './shape-anchor.js';
+export { SCOPE_ALIGN, SCOPE_FIRST_CHUNK, SCOPE_MAX_CHUNK, type Scope } from './scope.js';
 export {
   TICK_MAX_MS,
   TICK_MIN_MS,

@@ -3,9 +3,12 @@
  * this agent (exported as JSON for replay), `use=checked` keeps shadow state in a side table shared by all
  * agents (one bit per 32 bytes of the heap) and catches double frees, frees of pointers the heap never
  * handed out, and writes to freed blocks (a freed block is filled with 0xDE and checked when handed out
- * again). Both wrap whichever backend was built, so each works fully with every backend.
+ * again). A closed scope's chunks are poisoned and quarantined (scope-quarantine.ts): a pointer from one is
+ * refused with `SCOPE_RELEASED`. Both wrap whichever backend was built, so each works fully with every backend.
  */
 import { HeapError, formatAddress } from '@paddock/platform';
+import { Scope } from './scope.js';
+import { SCOPE_RELEASED_STATE, ScopeQuarantine, scopeReleasedError } from './scope-quarantine.js';
 import type { Heap, HeapHandle } from './types.js';
 
 /** One record of the allocation trace. */
@@ -63,7 +66,7 @@ export function shadowFor(maxBytes: number): SharedArrayBuffer {
 /** Wraps `heap` with shadow checks over `shadow` (made by {@link shadowFor}, shared by all agents). */
 export function withChecks<H extends Heap>(heap: H, shadow: SharedArrayBuffer): H {
   const bits = new Int32Array(shadow);
-  const { malloc, calloc, realloc, free } = heap;
+  const { malloc, calloc, realloc, free, detach } = heap;
   const slot = (p: number) => p >>> 5;
   const mark = (p: number, live: boolean, poisoned: boolean) => {
     const i = slot(p);
@@ -77,6 +80,11 @@ export function withChecks<H extends Heap>(heap: H, shadow: SharedArrayBuffer): 
     }
   };
   const state = (p: number) => (Atomics.load(bits, slot(p) >>> 4) >>> ((slot(p) & 15) * 2)) & 3;
+  // The slots from the one holding `from` (inside the chunk, past its header's slot) to the last one wholly
+  // before `to`: a slot shared with the next block keeps that block's state.
+  const quarantine = new ScopeQuarantine((from: number, to: number, v: number) => {
+    for (let p = from - (from % 32); p + 32 <= to; p += 32) mark(p, (v & 1) !== 0, (v & 2) !== 0);
+  });
   const handedOut = (p: number, size: number): number => {
     if (p === 0) return p;
     const was = state(p);
@@ -94,6 +102,7 @@ export function withChecks<H extends Heap>(heap: H, shadow: SharedArrayBuffer): 
   };
   const release = (p: number) => {
     const was = state(p);
+    if (was === SCOPE_RELEASED_STATE) throw scopeReleasedError(p);
     if ((was & 1) === 0) {
       throw new HeapError((was & 2) !== 0 ? 'DOUBLE_FREE' : 'BAD_POINTER', `checked: ${formatAddress(p)} is not a live block of this heap`, p);
     }
@@ -114,6 +123,7 @@ export function withChecks<H extends Heap>(heap: H, shadow: SharedArrayBuffer): 
     },
     realloc(ptr: number, size: number): number {
       if (ptr === 0) return handedOut(realloc.call(heap, 0, size), size);
+      if (state(ptr) === SCOPE_RELEASED_STATE) throw scopeReleasedError(ptr);
       if ((state(ptr) & 1) === 0) throw new HeapError('BAD_POINTER', `checked: realloc of ${formatAddress(ptr)}, not a live block`, ptr);
       const moved = realloc.call(heap, ptr, size);
       if (moved !== ptr) {
@@ -126,6 +136,14 @@ export function withChecks<H extends Heap>(heap: H, shadow: SharedArrayBuffer): 
       if (ptr === 0) return;
       release(ptr);
       free.call(heap, ptr, size);
+    },
+    scope(this: H): Scope {
+      if (heap.isDetached) return heap.scope(); // refused as closed
+      return new Scope(this, quarantine.release);
+    },
+    detach(this: H): void {
+      if (!heap.isDetached) quarantine.flush(this);
+      detach.call(heap);
     },
   });
 }

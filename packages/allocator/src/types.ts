@@ -4,6 +4,7 @@
  */
 import type { ReapReport } from '@paddock/arena';
 import type { AddressSpace, AddressSpaceHandle, BackingKind, PageReturnMode } from '@paddock/platform';
+import type { Scope } from './scope.js';
 import type { HeapStats } from './stats.js';
 
 /** Options for {@link attachHeap}. */
@@ -110,4 +111,6 @@ export interface Heap {
   watch(worker: WatchableWorker | BrowserWorker, options?: WatchOptions): boolean;
   reap(agentId: number, options?: { releaseLive?: boolean }): ReapReport & { stashReleased: number };
   setProfile(rung: number): void;
+  /** Opens a scope: bump allocation from chunks of this heap, all given back when it closes (see scope.ts). */
+  scope(): Scope;
 }
