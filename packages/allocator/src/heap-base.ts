@@ -17,6 +17,18 @@ export function closedError(): HeapError {
 }
 
 /**
+ * The bytes `calloc(count, size)` asks for, checked: both non-negative integers, the product within `maxBytes`.
+ * @throws RangeError otherwise.
+ */
+export function callocBytes(count: number, size: number, maxBytes: number): number {
+  if ((count >>> 0) !== count) throw new RangeError(`calloc count must be a non-negative integer, got ${describeValue(count)}`);
+  if ((size >>> 0) !== size) throw new RangeError(`calloc size must be a non-negative integer, got ${describeValue(size)}`);
+  const total = count * size;
+  if (total > maxBytes) throw new RangeError(`calloc(${count}, ${size}) asks for ${total} bytes, more than maxBytes ${maxBytes}`);
+  return total;
+}
+
+/**
  * Per heap object: the thread-exit hook to drop when it closes, and the workers it watches. Kept outside the
  * objects: the heap's hot paths read fields of the heap object, and V8 reads fewer fields faster.
  */
@@ -178,12 +190,7 @@ export abstract class HeapBase {
    */
   calloc(count: number, size: number): number {
     if (this.detached) throw closedError();
-    if ((count >>> 0) !== count) throw new RangeError(`calloc count must be a non-negative integer, got ${describeValue(count)}`);
-    if ((size >>> 0) !== size) throw new RangeError(`calloc size must be a non-negative integer, got ${describeValue(size)}`);
-    const total = count * size;
-    if (total > this.space.maxBytes) {
-      throw new RangeError(`calloc(${count}, ${size}) asks for ${total} bytes, more than maxBytes ${this.space.maxBytes}`);
-    }
+    const total = callocBytes(count, size, this.space.maxBytes);
     const p = this.malloc(total);
     this.space.covers(p + total);
     this.space.u8.fill(0, p, p + total);

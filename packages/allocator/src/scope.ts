@@ -24,6 +24,7 @@
  * this agent's: another agent may read and write its memory while it is open, but never frees it.
  */
 import { HeapError, describeValue, formatAddress } from '@paddock/platform';
+import { callocBytes } from './heap-base.js';
 import type { Heap } from './types.js';
 
 /** Every scope allocation is rounded up to this many bytes; every scope pointer is aligned to it. */
@@ -110,11 +111,7 @@ export class Scope {
    */
   calloc(count: number, size: number): number {
     if (this.closed) throw scopeClosedError();
-    if ((count >>> 0) !== count) throw new RangeError(`calloc count must be a non-negative integer, got ${describeValue(count)}`);
-    if ((size >>> 0) !== size) throw new RangeError(`calloc size must be a non-negative integer, got ${describeValue(size)}`);
-    const total = count * size;
-    const maxBytes = this.heap.space.maxBytes;
-    if (total > maxBytes) throw new RangeError(`calloc(${count}, ${size}) asks for ${total} bytes, more than maxBytes ${maxBytes}`);
+    const total = callocBytes(count, size, this.heap.space.maxBytes);
     const p = this.malloc(total);
     this.heap.u8.fill(0, p, p + total);
     return p;
