@@ -24,11 +24,8 @@ const CHECKED_BYTES = 4096;
 /** The shadow state of a released scope's memory: both bits, which no block ever has. */
 export const SCOPE_RELEASED_STATE = 3;
 
-/**
- * The code the checked build refuses a closed scope's pointer with. The platform's list of codes does not
- * name it yet (it is the allocator's own, and only the checked build throws it).
- */
-export const SCOPE_RELEASED = 'SCOPE_RELEASED' as HeapErrorCode;
+/** The code the checked build refuses a closed scope's pointer with (only the checked build throws it). */
+export const SCOPE_RELEASED: HeapErrorCode = 'SCOPE_RELEASED';
 
 /** The error for `ptr`, a pointer into a closed scope's memory. */
 export function scopeReleasedError(ptr: number): HeapError {

@@ -18,6 +18,8 @@ export type HeapErrorCode =
   | 'NATIVE_UNAVAILABLE'
   | 'PROFILE_LOCKED'
   | 'DETACHED'
+  /** A pointer from a scope that has been closed (checked builds keep such memory poisoned and refuse it). */
+  | 'SCOPE_RELEASED'
   | 'UNSUPPORTED';
 
 /** An error from the heap, with a `code` that says which rule was broken. */
