@@ -11,7 +11,7 @@ import type { FreeLists } from './free-lists.js';
 import { CLASS_COUNT, H_ENTRY, H_MIBS, LARGE, MiB, SLAB_BYTES, classSize, freeMark } from './layout.js';
 import { LARGE_HEADER } from './large.js';
 
-/** What {@link walkPool} counted, per class and for large blocks. */
+/** What the walk counted, per class and for large blocks (`GlobalPool.check()` returns it). */
 export interface GlobalPoolCounts {
   perClass: { size: number; slabs: number; carved: number; free: number; live: number }[];
   /** Live large blocks and their usable bytes. */
