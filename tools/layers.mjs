@@ -7,6 +7,7 @@ export const LAYERS = {
   '@paddock/registry': 3,
   '@paddock/arena': 4,
   '@paddock/pool-classic': 4,
+  '@paddock/pool-global': 4,
   '@paddock/thread-cache': 5,
   '@paddock/large': 5,
   '@paddock/allocator': 6,
