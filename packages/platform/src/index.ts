@@ -43,6 +43,7 @@ export {
   setBitRangeAtomic,
 } from './bitmap.js';
 export { HeapError, describeValue, formatAddress, formatBytes, type HeapErrorCode } from './errors.js';
+export { checkAddressSpace, findRootHeader, publishRootHeader, type RootHeaderKind } from './root-header.js';
 export {
   hasAgentLocks,
   holdAgentLock,

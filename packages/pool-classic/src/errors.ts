@@ -3,16 +3,8 @@
  * size) and the errors it throws for bad pointers and corrupted structures. The pool calls these before
  * it changes anything, so a refused call leaves the heap as it was.
  */
-import { HeapError, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
+import { HeapError, describeValue, formatAddress, formatBytes } from '@paddock/platform';
 import { H_ENTRY, KIND_MASK, LARGE_GLOBAL, LARGE_LIVE, MiB, PAGE } from './layout.js';
-
-/** @throws TypeError unless `space` is a Paddock address space. */
-export function checkSpace(space: unknown): asserts space is AddressSpace {
-  const s = space as AddressSpace | null;
-  if (s === null || typeof s !== 'object' || typeof s.reserve !== 'function' || typeof s.casRoot !== 'function') {
-    throw new TypeError(`expected a Paddock AddressSpace, got ${describeValue(space)}`);
-  }
-}
 
 /** Returns `size` if it is an integer from 0 to `max`. @throws RangeError naming `name` otherwise. */
 export function checkSize(name: string, size: unknown, max: number): number {

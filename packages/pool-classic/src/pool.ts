@@ -16,7 +16,7 @@
  *
  * See `docs/design/pool-classic.md` for the layouts and invariants.
  */
-import { HeapError, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
+import { HeapError, checkAddressSpace, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
 import { SIZE_CLASS_COUNT } from '@paddock/profile';
 import {
   CLASS_COUNT,
@@ -50,7 +50,7 @@ import {
   listCapacity,
 } from './layout.js';
 import { checkPool } from './check.js';
-import { badPointer, badSmall, checkLargeStart, checkSize, checkSpace, corrupt, doubleFree } from './errors.js';
+import { badPointer, badSmall, checkLargeStart, checkSize, corrupt, doubleFree } from './errors.js';
 import { createHeader, findHeader } from './header.js';
 import { LargeBlocks } from './large.js';
 import { claimRecord, forEachRecord, popList, pushList } from './shared.js';
@@ -117,7 +117,7 @@ export class ClassicPool {
    * @throws HeapError `BAD_HANDLE` if the space already holds a pool; TypeError for bad options.
    */
   static create(space: AddressSpace, options: ClassicPoolOptions = {}): ClassicPool {
-    checkSpace(space);
+    checkAddressSpace(space);
     if (options === null || typeof options !== 'object') throw new TypeError(`ClassicPool.create options must be an object, got ${describeValue(options)}`);
     const retain = options.retain ?? false;
     if (typeof retain !== 'boolean') throw new TypeError(`retain must be a boolean, got ${describeValue(retain)}`);
@@ -129,7 +129,7 @@ export class ClassicPool {
    * @throws HeapError `BAD_HANDLE` when the space holds no classic pool.
    */
   static open(space: AddressSpace): ClassicPool {
-    checkSpace(space);
+    checkAddressSpace(space);
     return new ClassicPool(space, findHeader(space));
   }
 

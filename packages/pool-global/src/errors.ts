@@ -3,15 +3,7 @@
  * errors it throws for pointers that name no live block. The pool calls these before it changes anything,
  * so a refused call leaves the heap as it was.
  */
-import { HeapError, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
-
-/** @throws TypeError unless `space` is a Paddock address space. */
-export function checkSpace(space: unknown): asserts space is AddressSpace {
-  const s = space as AddressSpace | null;
-  if (s === null || typeof s !== 'object' || typeof s.reserve !== 'function' || typeof s.casRoot !== 'function') {
-    throw new TypeError(`expected a Paddock AddressSpace, got ${describeValue(space)}`);
-  }
-}
+import { HeapError, describeValue, formatAddress, formatBytes } from '@paddock/platform';
 
 /** The RangeError for a size that is not an integer from 0 to `max`. */
 export function badSize(size: unknown, max: number): RangeError {

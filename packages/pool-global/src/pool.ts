@@ -12,8 +12,8 @@
  * Slabs are never returned: their free blocks sit on the class lists, linked through their own memory, and
  * a lock-free stack cannot take out the blocks of one slab while agents may be popping through them.
  */
-import type { AddressSpace } from '@paddock/platform';
-import { badSize, checkSpace, doubleFree, misaligned, noBlock, notAPointer } from './errors.js';
+import { checkAddressSpace, type AddressSpace } from '@paddock/platform';
+import { badSize, doubleFree, misaligned, noBlock, notAPointer } from './errors.js';
 import { FreeLists } from './free-lists.js';
 import { createHeader, findHeader } from './header.js';
 import { LARGE_HEADER, largeUsable, mapLarge, unmapLarge } from './large.js';
@@ -41,13 +41,13 @@ export class GlobalPool {
 
   /** Creates the pool in a space that holds none (the first agent). @throws HeapError `BAD_HANDLE` if it holds one. */
   static create(space: AddressSpace): GlobalPool {
-    checkSpace(space);
+    checkAddressSpace(space);
     return new GlobalPool(space, createHeader(space));
   }
 
   /** Opens the pool another agent created in `space`. @throws HeapError `BAD_HANDLE` if it holds none. */
   static open(space: AddressSpace): GlobalPool {
-    checkSpace(space);
+    checkAddressSpace(space);
     return new GlobalPool(space, findHeader(space));
   }
 

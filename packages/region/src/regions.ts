@@ -19,7 +19,7 @@
  * gone and only pushes ever touch the head (no ABA). Release: decommit the arena, then clear its bit, so a
  * later carver gets the same addresses with no resident pages. See docs/design/region.md.
  */
-import { GRANULE, HeapError, PAGE_SIZE, claimFirstClearBit, clearBitRangeAtomic, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
+import { GRANULE, HeapError, PAGE_SIZE, checkAddressSpace, claimFirstClearBit, clearBitRangeAtomic, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
 import { SLOTS_PER_REGION, USABLE_SLOTS_PER_REGION, checkGeometry, chooseGeometry, type Geometry } from './geometry.js';
 
 const HEAP_MAGIC = 0x48524450; // 'PDRH'
@@ -113,7 +113,7 @@ export class Regions {
    * range holds the space's own header); HeapError `BAD_HANDLE` if the space already has a region heap.
    */
   static create(space: AddressSpace, options: RegionsOptions = {}): Regions {
-    checkSpace(space);
+    checkAddressSpace(space);
     if (options === null || typeof options !== 'object') throw new TypeError('Regions.create options must be an object');
     if (space.root(REGIONS_ROOT) !== 0) {
       throw new HeapError('BAD_HANDLE', `this address space already has a region heap at ${formatAddress(space.root(REGIONS_ROOT))}: open it with Regions.open(space)`);
@@ -151,7 +151,7 @@ export class Regions {
    * @throws HeapError `BAD_HANDLE` when there is no region heap or its header is not one.
    */
   static open(space: AddressSpace): Regions {
-    checkSpace(space);
+    checkAddressSpace(space);
     const addr = space.root(REGIONS_ROOT) >>> 0;
     const bad = (why: string): never => {
       throw new HeapError('BAD_HANDLE', `no region heap in this address space: ${why}`, addr);
@@ -437,12 +437,6 @@ export class Regions {
         `${formatBytes(this.regionBytes)} have all ${regions.length * USABLE_SLOTS_PER_REGION} arena slots of ${formatBytes(this.arenaBytes)} carved, ` +
         `and no ${formatBytes(this.regionBytes)}-aligned range is free for another region`,
     );
-  }
-}
-
-function checkSpace(space: AddressSpace): void {
-  if (space === null || typeof space !== 'object' || typeof space.reserve !== 'function' || typeof space.casRoot !== 'function') {
-    throw new TypeError(`expected an AddressSpace from @paddock/platform, got ${describeValue(space)}`);
   }
 }
 

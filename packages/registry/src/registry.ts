@@ -21,7 +21,7 @@
  * so there is no ABA: a pusher whose CAS sees the old head again has linked its batch to exactly that head.
  * See docs/design/registry.md.
  */
-import { GRANULE, HeapError, PAGE_SIZE, describeValue, formatAddress, type AddressSpace } from '@paddock/platform';
+import { GRANULE, HeapError, PAGE_SIZE, checkAddressSpace, describeValue, formatAddress, type AddressSpace } from '@paddock/platform';
 
 /** Inboxes (slot records) per segment. */
 export const INBOXES_PER_SEGMENT = 256;
@@ -87,7 +87,7 @@ export class Registry {
    * @throws HeapError `BAD_HANDLE` if the space already has a registry.
    */
   static create(space: AddressSpace): Registry {
-    checkSpace(space);
+    checkAddressSpace(space);
     if (space.root(REGISTRY_ROOT) !== 0) {
       throw new HeapError('BAD_HANDLE', `this address space already has a registry at ${formatAddress(space.root(REGISTRY_ROOT))}: open it with Registry.open(space)`);
     }
@@ -111,7 +111,7 @@ export class Registry {
    * @throws HeapError `BAD_HANDLE` when there is no registry or the root is not one.
    */
   static open(space: AddressSpace): Registry {
-    checkSpace(space);
+    checkAddressSpace(space);
     const addr = space.root(REGISTRY_ROOT) >>> 0;
     const bad = (why: string): never => {
       throw new HeapError('BAD_HANDLE', `no owner registry in this address space: ${why}`, addr);
@@ -327,12 +327,6 @@ export class Registry {
     if (Atomics.load(space.i32, s + S_MAGIC) !== SEGMENT_MAGIC || Atomics.load(space.i32, s + S_INDEX) !== k) {
       throw new HeapError('CORRUPTION', `registry segment ${k} at ${formatAddress(seg)} has a bad header`, seg);
     }
-  }
-}
-
-function checkSpace(space: AddressSpace): void {
-  if (space === null || typeof space !== 'object' || typeof space.reserve !== 'function' || typeof space.casRoot !== 'function') {
-    throw new TypeError(`expected an AddressSpace from @paddock/platform, got ${describeValue(space)}`);
   }
 }
 
