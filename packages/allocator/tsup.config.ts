@@ -25,6 +25,7 @@ const BUNDLED: Record<string, string> = {
   '@paddock/thread-cache': 'thread-cache',
   '@paddock/large': 'large',
   '@paddock/pool-classic': 'pool-classic',
+  '@paddock/pool-global': 'pool-global',
 };
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 

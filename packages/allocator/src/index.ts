@@ -6,7 +6,7 @@
  * needs goes back to the operating system.
  *
  * The backend is chosen when Paddock is built: `pnpm build` gives `pool_arena` (the default),
- * `pnpm build use=pool_classic` the classic pool. A bundler or Node can also pick one without a rebuild
+ * `pnpm build use=pool_classic` the classic pool, `pnpm build use=pool_global` the lock-free global pool. A bundler or Node can also pick one without a rebuild
  * through export conditions (`node --conditions=paddock-pool-classic`).
  *
  * ```ts
@@ -29,7 +29,7 @@ declare const __PADDOCK_CHECKED__: boolean | undefined;
 const TRACK = typeof __PADDOCK_TRACK__ !== 'undefined' && __PADDOCK_TRACK__;
 const CHECKED = typeof __PADDOCK_CHECKED__ !== 'undefined' && __PADDOCK_CHECKED__;
 
-/** The backend this build of Paddock uses: `'pool_arena'` or `'pool_classic'`. */
+/** The backend this build of Paddock uses: `'pool_arena'`, `'pool_classic'` or `'pool_global'`. */
 export { BACKEND };
 /** The instrumentation this build carries. */
 export const INSTRUMENTATION: readonly string[] = [...(TRACK ? ['pooltrack'] : []), ...(CHECKED ? ['checked'] : [])];
@@ -73,6 +73,6 @@ export {
   type WatchOptions,
   type WatchableWorker,
 } from './types.js';
-export type { ArenaHeapStats, ClassStats, ClassicHeapStats, HeapStats, HeapStatsCore } from './stats.js';
+export type { ArenaHeapStats, ClassStats, ClassicHeapStats, GlobalHeapStats, HeapStats, HeapStatsCore } from './stats.js';
 export type { TraceRecord, Traced } from './instrument.js';
 export { HeapError, type HeapErrorCode } from '@paddock/platform';

@@ -18,7 +18,7 @@ export interface HeapStatsCore {
   residentBytes: number | null;
   /**
    * Bytes in live blocks: of this agent's arenas on `pool_arena` (objects other agents freed but this one has
-   * not drained yet count as live), of the whole heap on `pool_classic`.
+   * not drained yet count as live), of the whole heap on `pool_classic` and `pool_global`.
    */
   liveBytes: number;
   /** Per size class: its block size, blocks live and blocks free. */
@@ -68,5 +68,15 @@ export interface ClassicHeapStats extends HeapStatsCore {
   largeFreeBytes: number;
 }
 
+/** What the global pool (`pool_global`) reports: its counts of the whole heap, taken by walking it. */
+export interface GlobalHeapStats extends HeapStatsCore {
+  backend: 'pool_global';
+  /** Per size class, with the 1 MiB slabs it carves from (they keep their pages while the heap lives). */
+  perClass: (ClassStats & { slabs: number })[];
+  /** Live large blocks (above 1 MiB, each its own mapping) and their usable bytes (included in `liveBytes`). */
+  largeBlocks: number;
+  largeBytes: number;
+}
+
 /** What `heap.stats()` reports: the core and the part of the heap's backend. */
-export type HeapStats = ArenaHeapStats | ClassicHeapStats;
+export type HeapStats = ArenaHeapStats | ClassicHeapStats | GlobalHeapStats;

@@ -67,7 +67,7 @@ export interface WatchOptions {
 export interface Heap {
   /** Send this to another agent and call `attachHeap` there. */
   readonly handle: HeapHandle;
-  /** `'pool_arena'` or `'pool_classic'`. */
+  /** `'pool_arena'`, `'pool_classic'` or `'pool_global'`. */
   readonly backend: string;
   /** The profile rung this agent runs with. */
   readonly profile: number;

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { HeapError } from '@paddock/platform';
 import { attachArenaHeap, createArenaHeap } from '../src/heap.js';
 import { attachClassicHeap, createClassicHeap } from '../src/classic-heap.js';
+import { attachGlobalHeap, createGlobalHeap } from '../src/global-heap.js';
 import type { Heap, HeapHandle, HeapOptions } from '../src/types.js';
 
 const MiB = 1 << 20;
@@ -27,6 +28,12 @@ interface Backend {
   attach(h: HeapHandle): Heap;
   /** What usableSize of a freed block gets (the arena knows the block was freed; the classic pool only that it is not live). */
   usableOfFreed: string;
+  /**
+   * What every call on an already freed large and oversized block gets, where that is not `DOUBLE_FREE` (and
+   * `usableOfFreed`): the global pool gives a freed large block's addresses back at once and keeps no record
+   * of it, so the pointer is refused for what lies there now.
+   */
+  freedMappings?: [large: string, oversized: string];
 }
 
 const backends: Backend[] = [
@@ -41,6 +48,15 @@ const backends: Backend[] = [
     create: createClassicHeap,
     attach: attachClassicHeap,
     usableOfFreed: 'HeapError BAD_POINTER',
+  },
+  {
+    name: 'pool_global',
+    create: createGlobalHeap,
+    attach: attachGlobalHeap,
+    usableOfFreed: 'HeapError DOUBLE_FREE',
+    // freedLarge's addresses now hold the 256-byte class slab the two malloc(200)s below start (its pointer is
+    // off that slab's block boundaries); nothing starts at freedHuge's any more.
+    freedMappings: ['HeapError MISALIGNED', 'HeapError BAD_POINTER'],
   },
 ];
 
@@ -80,8 +96,8 @@ describe.each(backends)('the bad-input table on $name', (b) => {
     ['the interior of a small block', live + 32, 'HeapError MISALIGNED', 'HeapError MISALIGNED'],
     ['the interior of a large block', large + 16384, 'HeapError BAD_POINTER', 'HeapError BAD_POINTER'],
     ['an already freed small block', freedSmall, 'HeapError DOUBLE_FREE', freed],
-    ['an already freed large block', freedLarge, 'HeapError DOUBLE_FREE', freed],
-    ['an already freed oversized block', freedHuge, 'HeapError DOUBLE_FREE', freed],
+    ['an already freed large block', freedLarge, b.freedMappings?.[0] ?? 'HeapError DOUBLE_FREE', b.freedMappings?.[0] ?? freed],
+    ['an already freed oversized block', freedHuge, b.freedMappings?.[1] ?? 'HeapError DOUBLE_FREE', b.freedMappings?.[1] ?? freed],
     ['a block another agent freed first', byOther, 'HeapError DOUBLE_FREE', freed],
   ];
   const sizes: [string, unknown][] = [

@@ -1,8 +1,9 @@
-// The allocator contract, run against every backend: pool_arena and pool_classic.
+// The allocator contract, run against every backend: pool_arena, pool_classic and pool_global.
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { HeapError } from '@paddock/platform';
 import { createClassicHeap } from '../src/classic-heap.js';
+import { createGlobalHeap } from '../src/global-heap.js';
 import { createArenaHeap } from '../src/heap.js';
 import type { Heap, HeapOptions } from '../src/types.js';
 import { runRandomOps } from './model.js';
@@ -12,6 +13,7 @@ const MiB = 1 << 20;
 const backends: [string, (o: HeapOptions) => Heap][] = [
   ['pool_arena', (o) => createArenaHeap(o)],
   ['pool_classic', (o) => createClassicHeap(o)],
+  ['pool_global', (o) => createGlobalHeap(o)],
 ];
 
 function nextMessage<T extends { kind: string }>(w: Worker, kind: string): Promise<T> {

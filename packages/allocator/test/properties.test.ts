@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createArenaHeap } from '../src/heap.js';
 import { createClassicHeap } from '../src/classic-heap.js';
+import { createGlobalHeap } from '../src/global-heap.js';
 import type { Heap } from '../src/types.js';
 
 const MiB = 1 << 20;
@@ -116,6 +117,7 @@ const backends: [string, () => Heap][] = [
   ['pool_arena', () => createArenaHeap({ maxBytes: 1 << 30 })],
   ['pool_arena, small geometry and rung 1', () => createArenaHeap({ maxBytes: 256 * MiB, profile: 1 })],
   ['pool_classic', () => createClassicHeap({ maxBytes: 1 << 30 })],
+  ['pool_global', () => createGlobalHeap({ maxBytes: 1 << 30 })],
 ];
 
 describe.each(backends)('properties of malloc/calloc/realloc/free on %s', (_name, make) => {

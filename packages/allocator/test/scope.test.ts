@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { HeapError } from '@paddock/platform';
 import { attachClassicHeap, createClassicHeap } from '../src/classic-heap.js';
+import { attachGlobalHeap, createGlobalHeap } from '../src/global-heap.js';
 import { attachArenaHeap, createArenaHeap } from '../src/heap.js';
 import { createHeap } from '../src/index.js';
 import { shadowFor, withChecks } from '../src/instrument.js';
@@ -12,6 +13,7 @@ import type { Heap, HeapHandle } from '../src/types.js';
 const backends: [string, () => Heap, (h: HeapHandle) => Heap][] = [
   ['pool_arena', () => createArenaHeap({ maxBytes: 1 << 30 }), (h) => attachArenaHeap(h)],
   ['pool_classic', () => createClassicHeap({ maxBytes: 1 << 30 }), (h) => attachClassicHeap(h)],
+  ['pool_global', () => createGlobalHeap({ maxBytes: 1 << 30 }), (h) => attachGlobalHeap(h)],
 ];
 
 function codeOf(f: () => unknown): string | undefined {

@@ -1,0 +1,186 @@
+/**
+ * The global pool behind the same `Heap` interface as the arena: any agent mallocs and frees any block
+ * through shared lists only, and no agent keeps state of its own. So there is nothing to hand over when an
+ * agent leaves and nothing to reap when one dies (a dead agent strands only the blocks it held): reap throws
+ * `UNSUPPORTED` and says so, watch returns false, flush, drain, flushCache and purgeRetention return 0, and
+ * the idle tick and idle return have nothing to do (slabs keep their pages; a large block's pages go back
+ * when it is freed). malloc, usableSize, free and the pointer checks are the pool's own.
+ */
+import type { ReapReport } from '@paddock/arena';
+import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
+import { GlobalPool, LARGE_HEADER, MAX_CLASS_SIZE, classIndex } from '@paddock/pool-global';
+import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
+import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
+import { HeapBase, closedError } from './heap-base.js';
+import type { GlobalHeapStats } from './stats.js';
+import { TICK_MAX_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
+
+/** This backend's name. */
+export const GLOBAL_BACKEND = 'pool_global';
+
+/** Bytes a large block of `size` bytes holds (its mapping is rounded to 4 KiB pages, header included). */
+function largeHolds(size: number): number {
+  return Math.ceil((size + LARGE_HEADER) / 4096) * 4096 - LARGE_HEADER;
+}
+
+/** Whether a block of `usable` bytes is the one a request of `size` bytes gets: its class, or its large size. */
+function sameBlockSize(size: number, usable: number): boolean {
+  if (usable <= MAX_CLASS_SIZE) return size <= MAX_CLASS_SIZE && classIndex(size) === classIndex(usable);
+  return size > MAX_CLASS_SIZE && largeHolds(size) === usable;
+}
+
+export class GlobalBackedHeap extends HeapBase implements Heap {
+  protected override detached: boolean;
+  /** The pool itself. */
+  readonly pool: GlobalPool;
+  readonly space: AddressSpace;
+  readonly handle: HeapHandle;
+  readonly backend: string;
+  profile: number;
+
+  /** @internal use createGlobalHeap / attachGlobalHeap. */
+  constructor(space: AddressSpace, pool: GlobalPool, profile: number) {
+    super();
+    // malloc and free read these two first: they are assigned first.
+    this.detached = false;
+    this.pool = pool;
+    this.space = space;
+    this.backend = GLOBAL_BACKEND;
+    this.profile = profile;
+    this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: GLOBAL_BACKEND, space: space.handle, profile };
+    this.leaveWithThread();
+  }
+
+  protected get canReap(): boolean {
+    return false;
+  }
+
+  /** The global pool serves every size above 1 MiB as a large block of its own mapping, up to the heap's size. */
+  get largeMax(): number {
+    return this.space.maxBytes;
+  }
+  malloc(size: number): number {
+    if (this.detached) throw closedError();
+    return this.pool.malloc(size);
+  }
+  /**
+   * `ptr = 0` is malloc; a size the block already serves (its class, or its page-rounded large size) keeps
+   * the pointer; otherwise the first `min(old, new)` bytes move to a new block and the old one is freed.
+   * The size and the pointer are both checked before anything changes.
+   */
+  realloc(ptr: number, size: number): number {
+    if (this.detached) throw closedError();
+    if ((size >>> 0) !== size || size > this.space.maxBytes) {
+      throw new RangeError(`realloc size must be an integer from 0 to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
+    }
+    if (ptr === 0) return this.pool.malloc(size);
+    const usable = this.pool.usableSize(ptr);
+    if (sameBlockSize(size, usable)) return ptr;
+    const moved = this.pool.malloc(size);
+    this.space.covers(moved + size);
+    this.space.u8.copyWithin(moved, ptr, ptr + Math.min(usable, size));
+    this.pool.free(ptr);
+    return moved;
+  }
+  free(ptr: number, size?: number): void {
+    if (this.detached) throw closedError();
+    if (size !== undefined && ptr !== 0) {
+      const usable = this.pool.usableSize(ptr);
+      if ((size >>> 0) !== size || !sameBlockSize(size, usable)) {
+        throw new HeapError('WRONG_SIZE', `free of ${ptr} with size ${describeValue(size)}: the block holds ${usable} bytes`, ptr);
+      }
+    }
+    this.pool.free(ptr);
+  }
+  usableSize(ptr: number): number {
+    if (this.detached) throw closedError();
+    return this.pool.usableSize(ptr);
+  }
+  /** Nothing is pending: every free goes straight to the shared lists. */
+  flush(): number {
+    if (this.detached) throw closedError();
+    return 0;
+  }
+  drain(): number {
+    if (this.detached) throw closedError();
+    return 0;
+  }
+  flushCache(): number {
+    if (this.detached) throw closedError();
+    return 0;
+  }
+  purgeRetention(): number {
+    if (this.detached) throw closedError();
+    return 0;
+  }
+  /** Counts the whole pool (a walk of every slab and list: meant for a quiet moment, not a hot loop). */
+  stats(): GlobalHeapStats {
+    if (this.detached) throw closedError();
+    const counts = this.pool.check();
+    return {
+      backend: GLOBAL_BACKEND,
+      pageReturn: this.space.pageReturn,
+      profile: this.profile,
+      committedBytes: this.space.committedBytes,
+      residentBytes: rss(),
+      liveBytes: counts.liveBytes,
+      perClass: counts.perClass.map((k) => ({ size: k.size, live: k.live, free: k.free, slabs: k.slabs })),
+      nextTickMs: TICK_MAX_MS,
+      largeBlocks: counts.largeBlocks,
+      largeBytes: counts.largeBytes,
+    };
+  }
+  check(): void {
+    if (this.detached) throw closedError();
+    this.pool.check();
+  }
+  /** The idle tick has nothing to visit: it asks for the longest delay. */
+  tick(): number {
+    if (this.detached) throw closedError();
+    return TICK_MAX_MS;
+  }
+  /** Nothing to return: empty slabs keep their pages (their free blocks are on the shared lists). */
+  returnIdle(): void {
+    if (this.detached) throw closedError();
+  }
+  protected beforeWait(): void {}
+  protected afterWait(_timedOut: boolean): void {}
+  /** Leaves the heap: this agent holds nothing of its own, so nothing is handed over. */
+  detach(): void {
+    if (this.detached) return;
+    this.forgetThreadExit();
+    this.stopIdle();
+    this.detached = true;
+  }
+  /** A thread that crashed left nothing half-done that another agent would need repaired: it just leaves. */
+  protected threadCrashed(): void {
+    this.detach();
+  }
+  protected reapThread(): number {
+    return 0;
+  }
+  protected watchByLocks(): boolean {
+    return false;
+  }
+  reap(_agentId: number): ReapReport & { stashReleased: number } {
+    if (this.detached) throw closedError();
+    throw new HeapError('UNSUPPORTED', 'the global pool keeps no agent state: a dead agent strands only the blocks it held, and there is nothing to reap');
+  }
+  setProfile(rung: number): void {
+    if (this.detached) throw closedError();
+    this.profile = validateProfile(rung);
+    (this.handle as { profile?: number }).profile = this.profile;
+  }
+}
+
+/** Creates a heap with the global pool backend. */
+export function createGlobalHeap(options: HeapOptions = {}): GlobalBackedHeap {
+  const { space, profile } = createHeapSpace(options);
+  return new GlobalBackedHeap(space, GlobalPool.create(space), profile);
+}
+
+/** Attaches this agent to a global-pool heap. */
+export function attachGlobalHeap(handle: HeapHandle, options: AttachOptions = {}): GlobalBackedHeap {
+  const space = openHeapSpace(handle, GLOBAL_BACKEND, options);
+  return new GlobalBackedHeap(space, GlobalPool.open(space), validateProfile(handle.profile ?? DEFAULT_PROFILE));
+}
