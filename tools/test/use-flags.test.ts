@@ -19,13 +19,14 @@ describe('parseUse', () => {
       rest: ['--force'],
     });
     expect(parseUse([], { PADDOCK_USE: 'pooltrack' }).flags).toBe('pool_arena,pooltrack');
+    expect(parseUse(['use=pool_global'], {})).toMatchObject({ backend: 'pool_global', flags: 'pool_global' });
   });
 
   it.each([
     ['use=pool_arena,pool_classic', /more than one backend \(pool_arena and pool_classic\)/],
     ['use=pool_retain', /pool_retain only applies to the pool_classic backend: pair it with use=pool_classic,pool_retain/],
     ['use=pool_arena,pool_retain', /pool_retain only applies to the pool_classic backend/],
-    ['use=pool_global', /unknown use= flag 'pool_global'/],
+    ['use=pool_global,pool_retain', /pool_retain only applies to the pool_classic backend: pair it with use=pool_classic,pool_retain \(this build's backend is pool_global\)/],
     ['use=fast', /unknown use= flag 'fast'/],
   ])('%s is refused', (arg, message) => {
     expect(() => parseUse([arg], {})).toThrow(message);
@@ -46,6 +47,7 @@ describe('each allowed combination builds the umbrella with only what it asked f
     ['pool_arena,pooltrack', '@paddock/arena', ['pooltrack']],
     ['pool_arena,checked', '@paddock/arena', ['checked']],
     ['pool_classic,checked,pooltrack', '@paddock/pool-classic', ['checked', 'pooltrack']],
+    ['pool_global', '@paddock/pool-global', []],
   ];
   it.each(cases)('use=%s', (flags, backendPackage, extras) => {
     const out = mkdtempSync(join(tmpdir(), 'paddock-use-'));
@@ -58,16 +60,23 @@ describe('each allowed combination builds the umbrella with only what it asked f
     const bundle = readFileSync(join(out, 'index.js'), 'utf8');
     // The layers are bundled from their sources (packages/allocator/tsup.config.ts): the chosen backend's
     // engine class is in the bundle, the other's is not, and neither is imported.
-    const engine = (pkg: string) => (pkg === '@paddock/arena' ? /\bArenaHeap = class\b/ : /\bClassicPool = class\b/);
-    const other = backendPackage === '@paddock/arena' ? '@paddock/pool-classic' : '@paddock/arena';
+    const engines: Record<string, RegExp> = {
+      '@paddock/arena': /\bArenaHeap = class\b/,
+      '@paddock/pool-classic': /\bClassicPool = class\b/,
+      '@paddock/pool-global': /\bGlobalPool = class\b/,
+    };
+    const engine = (pkg: string) => engines[pkg]!;
     expect(engine(backendPackage).test(bundle)).toBe(true);
-    expect(engine(other).test(bundle)).toBe(false);
-    expect(bundle).not.toMatch(/from '@paddock\/(arena|pool-classic)'/);
+    for (const other of Object.keys(engines)) if (other !== backendPackage) expect(engine(other).test(bundle)).toBe(false);
+    expect(bundle).not.toMatch(/from '@paddock\/(arena|pool-classic|pool-global)'/);
     expect(/function withTrace/.test(bundle)).toBe(extras.includes('pooltrack'));
     expect(/function withChecks/.test(bundle)).toBe(extras.includes('checked'));
     if (backendPackage === '@paddock/pool-classic') expect(/var RETAIN = true/.test(bundle)).toBe(extras.includes('retain'));
     // The conditional entries are always single-backend.
     expect(readFileSync(join(out, 'pool-classic.js'), 'utf8')).not.toMatch(engine('@paddock/arena'));
     expect(readFileSync(join(out, 'pool-arena.js'), 'utf8')).not.toMatch(engine('@paddock/pool-classic'));
+    expect(readFileSync(join(out, 'pool-global.js'), 'utf8')).not.toMatch(engine('@paddock/arena'));
+    expect(readFileSync(join(out, 'pool-global.js'), 'utf8')).not.toMatch(engine('@paddock/pool-classic'));
+    expect(readFileSync(join(out, 'pool-arena.js'), 'utf8')).not.toMatch(engine('@paddock/pool-global'));
   });
 });
