@@ -11,14 +11,15 @@ import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platf
 import { ClassicPool } from '@paddock/pool-classic';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
-import { HeapBase, closedError } from './heap-base.js';
+import { closedError } from './heap-base.js';
+import { PoolHeapBase } from './pool-heap.js';
 import type { ClassicHeapStats } from './stats.js';
 import { TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
 
 /** This backend's name. */
 export const CLASSIC_BACKEND = 'pool_classic';
 
-export class ClassicBackedHeap extends HeapBase implements Heap {
+export class ClassicBackedHeap extends PoolHeapBase implements Heap {
   readonly handle: HeapHandle;
   readonly backend = CLASSIC_BACKEND;
   profile: number;
@@ -38,14 +39,6 @@ export class ClassicBackedHeap extends HeapBase implements Heap {
     this.leaveWithThread();
   }
 
-  protected get canReap(): boolean {
-    return false;
-  }
-
-  /** The classic pool serves every size above 1 MiB from its large lists. */
-  get largeMax(): number {
-    return this.space.maxBytes;
-  }
   malloc(size: number): number {
     if (this.detached) throw closedError();
     return this.pool.malloc(size);
@@ -78,14 +71,6 @@ export class ClassicBackedHeap extends HeapBase implements Heap {
   drain(): number {
     if (this.detached) throw closedError();
     this.pool.drain();
-    return 0;
-  }
-  flushCache(): number {
-    if (this.detached) throw closedError();
-    return 0;
-  }
-  purgeRetention(): number {
-    if (this.detached) throw closedError();
     return 0;
   }
   stats(): ClassicHeapStats {
@@ -132,24 +117,9 @@ export class ClassicBackedHeap extends HeapBase implements Heap {
     this.pool.detach();
     this.detached = true;
   }
-  /** The classic pool keeps its agent state in JS memory and cannot be reaped: hand back what it can. */
-  protected threadCrashed(): void {
-    this.detach();
-  }
-  protected reapThread(): number {
-    return 0;
-  }
-  protected watchByLocks(): boolean {
-    return false;
-  }
   reap(_agentId: number): ReapReport & { stashReleased: number } {
     if (this.detached) throw closedError();
     throw new HeapError('UNSUPPORTED', 'the classic pool keeps agent state in JS memory: an agent that died cannot be reaped (use pool_arena)');
-  }
-  setProfile(rung: number): void {
-    if (this.detached) throw closedError();
-    this.profile = validateProfile(rung);
-    (this.handle as { profile?: number }).profile = this.profile;
   }
 }
 

@@ -11,7 +11,8 @@ import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platf
 import { GlobalPool, LARGE_HEADER, MAX_CLASS_SIZE, classIndex } from '@paddock/pool-global';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
-import { HeapBase, closedError } from './heap-base.js';
+import { closedError } from './heap-base.js';
+import { PoolHeapBase } from './pool-heap.js';
 import type { GlobalHeapStats } from './stats.js';
 import { TICK_MAX_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
 
@@ -29,7 +30,7 @@ function sameBlockSize(size: number, usable: number): boolean {
   return size > MAX_CLASS_SIZE && largeHolds(size) === usable;
 }
 
-export class GlobalBackedHeap extends HeapBase implements Heap {
+export class GlobalBackedHeap extends PoolHeapBase implements Heap {
   protected override detached: boolean;
   /** The pool itself. */
   readonly pool: GlobalPool;
@@ -51,14 +52,6 @@ export class GlobalBackedHeap extends HeapBase implements Heap {
     this.leaveWithThread();
   }
 
-  protected get canReap(): boolean {
-    return false;
-  }
-
-  /** The global pool serves every size above 1 MiB as a large block of its own mapping, up to the heap's size. */
-  get largeMax(): number {
-    return this.space.maxBytes;
-  }
   malloc(size: number): number {
     if (this.detached) throw closedError();
     return this.pool.malloc(size);
@@ -105,14 +98,6 @@ export class GlobalBackedHeap extends HeapBase implements Heap {
     if (this.detached) throw closedError();
     return 0;
   }
-  flushCache(): number {
-    if (this.detached) throw closedError();
-    return 0;
-  }
-  purgeRetention(): number {
-    if (this.detached) throw closedError();
-    return 0;
-  }
   /** Counts the whole pool (a walk of every slab and list: meant for a quiet moment, not a hot loop). */
   stats(): GlobalHeapStats {
     if (this.detached) throw closedError();
@@ -152,24 +137,9 @@ export class GlobalBackedHeap extends HeapBase implements Heap {
     this.stopIdle();
     this.detached = true;
   }
-  /** A thread that crashed left nothing half-done that another agent would need repaired: it just leaves. */
-  protected threadCrashed(): void {
-    this.detach();
-  }
-  protected reapThread(): number {
-    return 0;
-  }
-  protected watchByLocks(): boolean {
-    return false;
-  }
   reap(_agentId: number): ReapReport & { stashReleased: number } {
     if (this.detached) throw closedError();
     throw new HeapError('UNSUPPORTED', 'the global pool keeps no agent state: a dead agent strands only the blocks it held, and there is nothing to reap');
-  }
-  setProfile(rung: number): void {
-    if (this.detached) throw closedError();
-    this.profile = validateProfile(rung);
-    (this.handle as { profile?: number }).profile = this.profile;
   }
 }
 
