@@ -7,12 +7,12 @@
  * malloc, realloc, usableSize and free are the pool's own (its in-place rule and its pointer checks live there).
  */
 import type { ReapReport } from '@paddock/arena';
-import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
+import { HeapError, rss, type AddressSpace } from '@paddock/platform';
 import { ClassicPool } from '@paddock/pool-classic';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { closedError } from './heap-base.js';
-import { PoolHeapBase } from './pool-heap.js';
+import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { ClassicHeapStats } from './stats.js';
 import { TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
 
@@ -54,7 +54,7 @@ export class ClassicBackedHeap extends PoolHeapBase implements Heap {
       // Same class (powers of two up to 1 MiB) or, above, the same 4 KiB-rounded size.
       const small = usable <= 1 << 20;
       if ((size >>> 0) !== size || size > usable || (small ? usable > 32 && size <= usable >>> 1 : size <= Math.max(1 << 20, usable - 4096))) {
-        throw new HeapError('WRONG_SIZE', `free of ${ptr} with size ${describeValue(size)}: the block holds ${usable} bytes`, ptr);
+        throw wrongSize(ptr, size, usable);
       }
     }
     this.pool.free(ptr);

@@ -12,7 +12,7 @@ import { GlobalPool, LARGE_HEADER, MAX_CLASS_SIZE, classIndex } from '@paddock/p
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { closedError } from './heap-base.js';
-import { PoolHeapBase } from './pool-heap.js';
+import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { GlobalHeapStats } from './stats.js';
 import { TICK_MAX_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
 
@@ -80,7 +80,7 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     if (size !== undefined && ptr !== 0) {
       const usable = this.pool.usableSize(ptr);
       if ((size >>> 0) !== size || !sameBlockSize(size, usable)) {
-        throw new HeapError('WRONG_SIZE', `free of ${ptr} with size ${describeValue(size)}: the block holds ${usable} bytes`, ptr);
+        throw wrongSize(ptr, size, usable);
       }
     }
     this.pool.free(ptr);

@@ -5,9 +5,15 @@
  * profile rung in the handle. It declares no fields and assigns none: each backend's constructor keeps its
  * own field order (malloc, free and realloc stay methods of the concrete class, see heap-base.ts).
  */
-import type { HeapHandle } from './types.js';
-import { HeapBase, closedError } from './heap-base.js';
+import { HeapError, describeValue } from '@paddock/platform';
 import { validateProfile } from '@paddock/profile';
+import { HeapBase, closedError } from './heap-base.js';
+import type { HeapHandle } from './types.js';
+
+/** The error for `free(ptr, size)` with a size that does not name the block (`usable` bytes) at `ptr`. */
+export function wrongSize(ptr: number, size: number, usable: number): HeapError {
+  return new HeapError('WRONG_SIZE', `free of ${ptr} with size ${describeValue(size)}: the block holds ${usable} bytes`, ptr);
+}
 
 export abstract class PoolHeapBase extends HeapBase {
   abstract readonly handle: HeapHandle;
