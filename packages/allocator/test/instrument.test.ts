@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { HeapError } from '@paddock/platform';
 import { attachClassicHeap, createClassicHeap } from '../src/classic-heap.js';
+import { attachGlobalHeap, createGlobalHeap } from '../src/global-heap.js';
 import { attachArenaHeap, createArenaHeap } from '../src/heap.js';
 import { shadowFor, withChecks, withTrace, type TraceRecord } from '../src/instrument.js';
 import type { Heap, HeapHandle } from '../src/types.js';
@@ -9,6 +10,7 @@ import type { Heap, HeapHandle } from '../src/types.js';
 const backends: [string, () => Heap, (h: HeapHandle) => Heap][] = [
   ['pool_arena', () => createArenaHeap({ maxBytes: 1 << 30 }), (h) => attachArenaHeap(h)],
   ['pool_classic', () => createClassicHeap({ maxBytes: 1 << 30 }), (h) => attachClassicHeap(h)],
+  ['pool_global', () => createGlobalHeap({ maxBytes: 1 << 30 }), (h) => attachGlobalHeap(h)],
 ];
 
 describe.each(backends)('instrumentation on %s', (_name, create, attach) => {

@@ -14,7 +14,7 @@ function statuses(file: string): { before: { pair: number; control: number }; af
 }
 
 describe('a dropped heap leaves the optimized malloc/free code in place (the shape anchor)', () => {
-  for (const file of ['pool-arena.js', 'pool-classic.js']) {
+  for (const file of ['pool-arena.js', 'pool-classic.js', 'pool-global.js']) {
     it(file, () => {
       const { before, after } = statuses(file);
       expect(before.pair & OPTIMIZED).toBe(OPTIMIZED);
