@@ -1,14 +1,12 @@
 #!/usr/bin/env node
 // `pnpm test`: build (turbo, cached), the layering check, then typecheck and every package's tests
-// (turbo, cached per package), then, for each backend this run did not build, the allocator's backend
-// suites (contract, bad-input table, bad input, properties, scopes) once more with that backend selected.
-// Each package writes test-results.json (the backend runs test-results.<backend>.json beside it); this script
-// totals them and ends with one plain line, `tests: N passed, N failed, N skipped`.
+// (turbo, cached per package). Each package writes test-results.json; this script totals them and ends
+// with one plain line, `tests: N passed, N failed, N skipped`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BACKENDS, parseUse } from './use-flags.mjs';
+import { parseUse } from './use-flags.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 let parsed;
@@ -24,34 +22,17 @@ const sh = (cmd, args) => spawnSync(cmd, args, { stdio: 'inherit', env, cwd: roo
 const dirs = ['packages', 'apps']
   .flatMap((g) => (existsSync(join(root, g)) ? readdirSync(join(root, g)).map((n) => join(root, g, n)) : []))
   .concat([join(root, 'tools')]);
-/** The allocator's tests that every backend must pass, run again under each backend the main run did not select. */
-const BACKEND_SUITES = ['test/contract.test.ts', 'test/bad-input-table.test.ts', 'test/bad-input.test.ts', 'test/properties.test.ts', 'test/scope.test.ts'];
-const otherBackends = BACKENDS.filter((b) => b !== parsed.backend);
-const allocator = join(root, 'packages', 'allocator');
-const results = [
-  ...dirs.map((d) => join(d, 'test-results.json')),
-  ...otherBackends.map((b) => join(allocator, `test-results.${b}.json`)),
-];
-for (const f of results) rmSync(f, { force: true });
+for (const d of dirs) rmSync(join(d, 'test-results.json'), { force: true });
 
 let status = sh('pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
 if (status === 0) status = sh('node', ['tools/check-layers.mjs']);
-const built = status === 0;
-if (built) status = sh('pnpm', ['exec', 'turbo', 'run', 'typecheck', 'test', '--continue', '--output-logs=new-only', '--concurrency=1', ...parsed.rest]);
-for (const backend of built ? otherBackends : []) {
-  console.log(`\n@paddock/allocator: the backend suites on ${backend}`);
-  const run = spawnSync('pnpm', ['exec', 'vitest', 'run', ...BACKEND_SUITES, `--outputFile.json=test-results.${backend}.json`], {
-    stdio: 'inherit',
-    env: { ...env, PADDOCK_USE: backend },
-    cwd: allocator,
-  });
-  if (run.status !== 0) status = run.status ?? 1;
-}
+if (status === 0) status = sh('pnpm', ['exec', 'turbo', 'run', 'typecheck', 'test', '--continue', '--output-logs=new-only', '--concurrency=1', ...parsed.rest]);
 
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-for (const f of results) {
+for (const d of dirs) {
+  const f = join(d, 'test-results.json');
   if (!existsSync(f)) continue;
   const r = JSON.parse(readFileSync(f, 'utf8'));
   passed += r.numPassedTests ?? 0;
