@@ -21,7 +21,7 @@ function pairs() {
 }
 function tagged() {
   for (let i = 0; i < N; i++) {
-    lists.push(u32, 1, block);
+    lists.push(u32, 1, block, block);
     for (;;) {
       const head = lists.load(1);
       if (lists.casPop(1, head, u32[lists.first(head) >>> 2])) break;

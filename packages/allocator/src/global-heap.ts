@@ -2,13 +2,15 @@
  * The global pool behind the same `Heap` interface as the arena: any agent mallocs and frees any block
  * through shared lists only, and no agent keeps state of its own. So there is nothing to hand over when an
  * agent leaves and nothing to reap when one dies (a dead agent strands only the blocks it held): reap throws
- * `UNSUPPORTED` and says so, watch returns false, flush, drain, flushCache and purgeRetention return 0, and
- * the idle tick and idle return have nothing to do (slabs keep their pages; a large block's pages go back
- * when it is freed). malloc, usableSize, free and the pointer checks are the pool's own.
+ * `UNSUPPORTED` and says so, watch returns false, flush, drain, flushCache and purgeRetention return 0.
+ * Idle memory: a large block's pages go back when it is freed; a slab whose blocks are all free goes back
+ * on `returnIdle()`, and from the idle tick or a wait that timed out once its class's free list has not
+ * changed since the previous look (a class some agent still uses keeps its slabs until it goes quiet).
+ * malloc, usableSize, free and the pointer checks are the pool's own.
  */
 import type { ReapReport } from '@paddock/arena';
 import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
-import { GlobalPool, LARGE_HEADER, MAX_CLASS_SIZE, classIndex } from '@paddock/pool-global';
+import { CLASS_COUNT, GlobalPool, LARGE_HEADER, MAX_CLASS_SIZE, classIndex } from '@paddock/pool-global';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { closedError } from './heap-base.js';
@@ -38,6 +40,12 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
   readonly handle: HeapHandle;
   readonly backend: string;
   profile: number;
+  /**
+   * Each class's list head at this agent's previous idle look, and whether its empty slabs went back since
+   * (this agent's own notes, not pool state: losing them loses nothing).
+   */
+  private readonly idleHeads: bigint[];
+  private readonly idleReturned: boolean[];
 
   /** @internal use createGlobalHeap / attachGlobalHeap. */
   constructor(space: AddressSpace, pool: GlobalPool, profile: number) {
@@ -49,6 +57,8 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     this.backend = GLOBAL_BACKEND;
     this.profile = profile;
     this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: GLOBAL_BACKEND, space: space.handle, profile };
+    this.idleHeads = Array.from({ length: CLASS_COUNT }, (_, c) => pool.listHead(c));
+    this.idleReturned = new Array<boolean>(CLASS_COUNT).fill(false);
     this.leaveWithThread();
   }
 
@@ -119,17 +129,41 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     if (this.detached) throw closedError();
     this.pool.check();
   }
-  /** The idle tick has nothing to visit: it asks for the longest delay. */
+  /** The idle tick: returns the empty slabs of the classes quiet since the previous tick; asks for the longest delay. */
   tick(): number {
     if (this.detached) throw closedError();
+    this.returnQuietSlabs();
     return TICK_MAX_MS;
   }
-  /** Nothing to return: empty slabs keep their pages (their free blocks are on the shared lists). */
+  /** Returns every slab whose blocks are all free, in every class, now (see `GlobalPool.returnEmptySlabs`). */
   returnIdle(): void {
     if (this.detached) throw closedError();
+    this.pool.returnEmptySlabs();
   }
   protected beforeWait(): void {}
-  protected afterWait(_timedOut: boolean): void {}
+  /** After a wait that timed out: the empty slabs of the classes quiet since the previous look go back. */
+  protected afterWait(timedOut: boolean): void {
+    if (timedOut) this.returnQuietSlabs();
+  }
+  /**
+   * For each class whose list head is the one this agent saw at its previous look (no agent popped or
+   * pushed since), and whose empty slabs have not gone back since, returns them; notes the heads for the
+   * next look. Comparing heads costs one load per class, so a busy heap pays nothing here but the look.
+   */
+  private returnQuietSlabs(): void {
+    const pool = this.pool;
+    for (let c = 0; c < CLASS_COUNT; c++) {
+      const head = pool.listHead(c);
+      if (head !== this.idleHeads[c]) {
+        this.idleHeads[c] = head;
+        this.idleReturned[c] = false;
+      } else if (!this.idleReturned[c]) {
+        pool.returnEmptySlabs(c);
+        this.idleHeads[c] = pool.listHead(c);
+        this.idleReturned[c] = true;
+      }
+    }
+  }
   /** Leaves the heap: this agent holds nothing of its own, so nothing is handed over. */
   detach(): void {
     if (this.detached) return;

@@ -71,7 +71,7 @@ export interface ClassicHeapStats extends HeapStatsCore {
 /** What the global pool (`pool_global`) reports: its counts of the whole heap, taken by walking it. */
 export interface GlobalHeapStats extends HeapStatsCore {
   backend: 'pool_global';
-  /** Per size class, with the 1 MiB slabs it carves from (they keep their pages while the heap lives). */
+  /** Per size class, with the 1 MiB slabs it carves from (a slab whose blocks are all free goes back on the idle return). */
   perClass: (ClassStats & { slabs: number })[];
   /** Live large blocks (above 1 MiB, each its own mapping) and their usable bytes (included in `liveBytes`). */
   largeBlocks: number;

@@ -8,7 +8,7 @@
 import type { AddressSpace } from '@paddock/platform';
 import { corrupt } from './errors.js';
 import type { FreeLists } from './free-lists.js';
-import { CLASS_COUNT, H_ENTRY, H_MIBS, LARGE, MiB, SLAB_BYTES, classSize, freeMark } from './layout.js';
+import { CLASS_COUNT, H_ENTRY, H_MIBS, LARGE, MiB, classSize, entryKind, freeMark, topClass, topOffset } from './layout.js';
 import { LARGE_HEADER } from './large.js';
 
 /** What the walk counted, per class and for large blocks (`GlobalPool.check()` returns it). */
@@ -28,11 +28,13 @@ export function walkPool(space: AddressSpace, hdr: Int32Array, lists: FreeLists,
   let largeBytes = 0;
   const mibs = hdr[H_MIBS]!;
   for (let m = 0; m < mibs; m++) {
-    const e = Atomics.load(hdr, H_ENTRY + m);
+    const e = entryKind(Atomics.load(hdr, H_ENTRY + m));
     if (e >= 1 && e <= CLASS_COUNT) {
       const k = perClass[e - 1]!;
+      const t = Atomics.load(hdr, topAt + m);
+      if (topClass(t) !== e - 1) corrupt(`the class ${e - 1} slab's carve word names class ${topClass(t)}`, m * MiB);
       k.slabs++;
-      k.carved += Math.floor(Math.min(Atomics.load(hdr, topAt + m) >>> 0, SLAB_BYTES) / k.size);
+      k.carved += topOffset(t) / k.size;
     } else if (e === LARGE) {
       const mapping = m * MiB;
       space.covers(mapping + LARGE_HEADER);
@@ -48,9 +50,9 @@ export function walkPool(space: AddressSpace, hdr: Int32Array, lists: FreeLists,
     for (let p = lists.first(lists.load(c)); p !== 0; ) {
       if (k.free >= k.carved) corrupt(`class ${c}'s free list holds more blocks than the class ever carved (${k.carved}): a cycle?`, p);
       const m = p >>> 20;
-      if (Atomics.load(hdr, H_ENTRY + m) !== 1 + c) corrupt(`class ${c}'s free list names a block outside the class's slabs`, p);
-      const off = p % SLAB_BYTES;
-      if (off % k.size !== 0 || off >= Math.min(Atomics.load(hdr, topAt + m) >>> 0, SLAB_BYTES)) {
+      if (entryKind(Atomics.load(hdr, H_ENTRY + m)) !== 1 + c) corrupt(`class ${c}'s free list names a block outside the class's slabs`, p);
+      const off = p % MiB;
+      if (off % k.size !== 0 || off >= topOffset(Atomics.load(hdr, topAt + m))) {
         corrupt(`class ${c}'s free list names a block off the slab's boundaries or above its carve offset`, p);
       }
       space.covers(p + 8);

@@ -56,17 +56,18 @@ export class FreeLists {
   }
 
   /**
-   * Pushes block `p` on class `c`'s list: its first word (in `u32`, the agent's view of the buffer) gets the
-   * current first block, then a CAS installs `p` with the same tag.
+   * Pushes the chain `first` .. `last` (linked through their first words; one block when they are equal) on
+   * class `c`'s list: the first word of `last` (in `u32`, the agent's view of the buffer) gets the current
+   * first block, then a CAS installs `first` with the same tag.
    */
-  push(u32: Uint32Array, c: number, p: number): void {
+  push(u32: Uint32Array, c: number, first: number, last: number): void {
     const s = this.scratch32;
-    const at = p >>> 2;
+    const at = last >>> 2;
     for (;;) {
       const old = Atomics.load(this.heads, c);
       this.scratch64[0] = old;
       u32[at] = s[0]!;
-      s[0] = p;
+      s[0] = first;
       if (Atomics.compareExchange(this.heads, c, old, this.scratch64[0]!) === old) return;
     }
   }

@@ -2,10 +2,10 @@
  * Large blocks (above 1 MiB): each its own reservation, 1 MiB aligned, committed on malloc and decommitted
  * and released on free. A 64-byte header in front of the pointer holds the committed bytes and a live mark;
  * ENTRY of the first MiB says LARGE while the block is live, and a free claims the block by swapping that
- * entry to 0 with one CAS, so two agents freeing it at once cannot both release it.
+ * entry's kind to 0 with one CAS, so two agents freeing it at once cannot both release it.
  */
 import type { AddressSpace } from '@paddock/platform';
-import { H_ENTRY, LARGE, MiB, PAGE } from './layout.js';
+import { H_ENTRY, LARGE, MiB, PAGE, clearedEntry, entryKind, publishedEntry } from './layout.js';
 import { doubleFree, noBlock } from './errors.js';
 
 /** Bytes of the header in front of a large block's pointer. */
@@ -25,7 +25,8 @@ export function mapLarge(space: AddressSpace, hdr: Int32Array, size: number): nu
   const i32 = space.i32;
   i32[(mapping >>> 2) + L_BYTES] = bytes;
   i32[(mapping >>> 2) + L_MARK] = liveMark(mapping);
-  Atomics.store(hdr, H_ENTRY + (mapping >>> 20), LARGE);
+  const at = H_ENTRY + (mapping >>> 20);
+  Atomics.store(hdr, at, publishedEntry(Atomics.load(hdr, at), LARGE));
   return mapping + LARGE_HEADER;
 }
 
@@ -43,7 +44,9 @@ export function largeUsable(space: AddressSpace, ptr: number, op: string): numbe
 export function unmapLarge(space: AddressSpace, hdr: Int32Array, ptr: number): void {
   const usable = largeUsable(space, ptr, 'free');
   const mapping = ptr - LARGE_HEADER;
-  if (Atomics.compareExchange(hdr, H_ENTRY + (mapping >>> 20), LARGE, 0) !== LARGE) throw doubleFree(ptr, 'large block');
+  const at = H_ENTRY + (mapping >>> 20);
+  const e = Atomics.load(hdr, at);
+  if (entryKind(e) !== LARGE || Atomics.compareExchange(hdr, at, e, clearedEntry(e)) !== e) throw doubleFree(ptr, 'large block');
   space.i32[(mapping >>> 2) + L_MARK] = 0;
   space.release(mapping, usable + LARGE_HEADER);
 }

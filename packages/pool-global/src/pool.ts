@@ -1,7 +1,7 @@
 /**
  * The global pool: any agent mallocs and frees any block, and no agent keeps state of its own. A small
  * request pops its class's free list or, when that is empty, carves the next block from the class's current
- * slab (one fetch-add on the slab's carve offset; a fresh 1 MiB slab when it is used up). A free validates
+ * slab (one CAS on the slab's carve word; a fresh 1 MiB slab when it is used up). A free validates
  * the pointer, sets the block's free mark with a CAS (so a double free is refused even when two agents race)
  * and pushes the block. Large requests are mapped on their own (`large.ts`).
  *
@@ -9,16 +9,20 @@
  * or freeing (or, between reserving a fresh slab and publishing it, that slab), never a list or another
  * agent's block: every shared change is one CAS or fetch-add on a word that is consistent before and after.
  *
- * Slabs are never returned: their free blocks sit on the class lists, linked through their own memory, and
- * a lock-free stack cannot take out the blocks of one slab while agents may be popping through them.
+ * A slab whose blocks are all free goes back to the address space (its pages to the OS) when an agent asks
+ * for it: `returnEmptySlabs` (see `return-slabs.ts`).
  */
 import { checkAddressSpace, type AddressSpace } from '@paddock/platform';
 import { badSize, doubleFree, misaligned, noBlock, notAPointer } from './errors.js';
 import { FreeLists } from './free-lists.js';
 import { createHeader, findHeader } from './header.js';
 import { LARGE_HEADER, largeUsable, mapLarge, unmapLarge } from './large.js';
-import { CLASS_COUNT, H_CARVE, H_ENTRY, HEAD_BYTES, LARGE, MAX_CLASS_SIZE, MiB, SLAB_BYTES, classIndex, freeMark, headerBytes } from './layout.js';
+import {
+  CLASS_COUNT, H_CARVE, H_ENTRY, H_RETURNED, HEAD_BYTES, LARGE, MAX_CLASS_SIZE, MiB, SLAB_BYTES, classIndex, clearedEntry, entryKind,
+  freeMark, headerBytes, publishedEntry, topClass, topOffset, topWord,
+} from './layout.js';
 import { walkPool, type GlobalPoolCounts } from './check.js';
+import { returnEmptySlabs, type SlabReturnScratch } from './return-slabs.js';
 
 export class GlobalPool {
   /** The pool header as Int32 words (ENTRY and TOP tables included). */
@@ -29,6 +33,8 @@ export class GlobalPool {
   private readonly topAt: number;
   /** The address space the pool lives in. */
   readonly space: AddressSpace;
+  /** Per-MiB counts for `returnEmptySlabs` (made on its first call; nothing in it outlasts a call). */
+  private returnScratch: SlabReturnScratch | null;
 
   private constructor(space: AddressSpace, address: number) {
     const mibs = Math.ceil(space.maxBytes / MiB);
@@ -37,6 +43,7 @@ export class GlobalPool {
     this.maxBytes = space.maxBytes;
     this.topAt = H_ENTRY + mibs;
     this.space = space;
+    this.returnScratch = null;
   }
 
   /** Creates the pool in a space that holds none (the first agent). @throws HeapError `BAD_HANDLE` if it holds one. */
@@ -84,23 +91,64 @@ export class GlobalPool {
   free(ptr: number): void {
     if (ptr === 0) return;
     const e = this.entryOf(ptr, 'free');
-    if (e === LARGE) {
+    if (entryKind(e) === LARGE) {
       unmapLarge(this.space, this.hdr, ptr);
       return;
     }
-    const c = e - 1;
+    const c = entryKind(e) - 1;
     this.checkCarved(ptr, c, 'free');
     const space = this.space;
     space.covers(ptr + 8);
     const i32 = space.i32;
     const at = (ptr >>> 2) + 1;
     const mark = freeMark(ptr, c);
+    let seen = 0;
     for (;;) {
-      const seen = Atomics.load(i32, at);
+      seen = Atomics.load(i32, at);
       if (seen === mark) throw doubleFree(ptr, `class ${c} block`);
       if (Atomics.compareExchange(i32, at, seen, mark) === seen) break;
     }
-    this.lists.push(space.u32, c, ptr);
+    if (Atomics.load(this.hdr, H_ENTRY + (ptr >>> 20)) !== e) this.slabReturnedMeanwhile(ptr, c, at, seen, mark);
+    this.lists.push(space.u32, c, ptr, ptr);
+  }
+
+  /**
+   * Returns the pages of every class `c` slab whose blocks are all free (every class when `c` is omitted);
+   * returns the bytes given back. Meant for a quiet moment: it takes the class's whole free list while it
+   * counts, so meanwhile other agents carve fresh blocks instead of reusing free ones. See `return-slabs.ts`.
+   * @throws HeapError `CORRUPTION` when the list names a block that is not a free block of the class (the
+   * list is cut before it).
+   */
+  returnEmptySlabs(c?: number): number {
+    this.returnScratch ??= { counts: new Int32Array(this.topAt - H_ENTRY), touched: new Int32Array(this.topAt - H_ENTRY) };
+    const ctx = { space: this.space, hdr: this.hdr, lists: this.lists, topAt: this.topAt, scratch: this.returnScratch };
+    if (c !== undefined) {
+      if (!Number.isInteger(c) || c < 0 || c >= CLASS_COUNT) throw new RangeError(`class must be an integer from 0 to ${CLASS_COUNT - 1}, got ${c}`);
+      return returnEmptySlabs(ctx, c);
+    }
+    let bytes = 0;
+    for (let k = 0; k < CLASS_COUNT; k++) bytes += returnEmptySlabs(ctx, k);
+    return bytes;
+  }
+
+  /** Slabs returned to the address space since the pool was made, by every agent. */
+  get returnedSlabs(): number {
+    return Atomics.load(this.hdr, H_RETURNED);
+  }
+
+  /** The head word of class `c`'s free list: it changes with every pop and push (an idle check compares it). */
+  listHead(c: number): bigint {
+    return this.lists.load(c);
+  }
+
+  /**
+   * A free whose block's slab was returned (and its MiB perhaps used again) between the free's checks and its
+   * free mark: every block of a returned slab was free, so this was a second free of the block. The mark the
+   * free wrote goes back to what was there, and nothing is pushed.
+   */
+  private slabReturnedMeanwhile(ptr: number, c: number, at: number, seen: number, mark: number): never {
+    Atomics.compareExchange(this.space.i32, at, mark, seen);
+    throw doubleFree(ptr, `class ${c} block (its slab was returned meanwhile)`);
   }
 
   /**
@@ -109,8 +157,8 @@ export class GlobalPool {
    */
   usableSize(ptr: number): number {
     const e = this.entryOf(ptr, 'usableSize');
-    if (e === LARGE) return largeUsable(this.space, ptr, 'usableSize');
-    const c = e - 1;
+    if (entryKind(e) === LARGE) return largeUsable(this.space, ptr, 'usableSize');
+    const c = entryKind(e) - 1;
     this.checkCarved(ptr, c, 'usableSize');
     this.space.covers(ptr + 8);
     if (Atomics.load(this.space.i32, (ptr >>> 2) + 1) === freeMark(ptr, c)) throw doubleFree(ptr, `class ${c} block`);
@@ -127,15 +175,16 @@ export class GlobalPool {
   }
 
   /**
-   * The ENTRY of the slab or large block `ptr` could be a block of: 1 + class, or LARGE.
+   * The ENTRY word of the slab or large block `ptr` could be a block of (its kind 1 + class, or LARGE).
    * @throws HeapError `BAD_POINTER` when it is neither.
    */
   private entryOf(ptr: number, op: string): number {
     if (typeof ptr !== 'number' || !Number.isInteger(ptr) || ptr <= 0 || ptr >= this.maxBytes) throw notAPointer(ptr, this.maxBytes, op);
     const m = ptr >>> 20;
     const e = Atomics.load(this.hdr, H_ENTRY + m);
-    if (e >= 1 && e <= CLASS_COUNT) return e;
-    if (e === LARGE && ptr > m * MiB) return e;
+    const kind = entryKind(e);
+    if (kind >= 1 && kind <= CLASS_COUNT) return e;
+    if (kind === LARGE && ptr > m * MiB) return e;
     if (ptr % MiB === LARGE_HEADER) throw noBlock(ptr, op, 'no live large block starts there (freed already, or never allocated)');
     throw noBlock(ptr, op, 'not inside a slab or a live large block of this pool');
   }
@@ -144,11 +193,16 @@ export class GlobalPool {
   private checkCarved(ptr: number, c: number, op: string): void {
     const off = ptr % SLAB_BYTES;
     if (off % (32 << c) !== 0) throw misaligned(ptr, c, op);
-    const top = Math.min(Atomics.load(this.hdr, this.topAt + (ptr >>> 20)) >>> 0, SLAB_BYTES);
+    const top = topOffset(Atomics.load(this.hdr, this.topAt + (ptr >>> 20)));
     if (off >= top) throw noBlock(ptr, op, `this class ${c} slab has handed out blocks only below offset ${top}; nothing was allocated here`);
   }
 
-  /** Carves the next class `c` block from the class's current slab, starting a fresh slab when it is used up. */
+  /**
+   * Carves the next class `c` block from the class's current slab, starting a fresh slab when it is used up.
+   * The carve is a CAS on the slab's TOP word, which names the class: an agent that read CARVE long ago and
+   * whose slab has since been returned (its MiB perhaps a slab of another class now) finds another class or a
+   * sealed offset there and carves nothing from it.
+   */
   private carve(c: number): number {
     const hdr = this.hdr;
     const size = 32 << c;
@@ -160,9 +214,11 @@ export class GlobalPool {
         continue;
       }
       const top = this.topAt + (slab >>> 20);
-      if (Atomics.load(hdr, top) >>> 0 < SLAB_BYTES) {
-        const off = Atomics.add(hdr, top, size) >>> 0;
-        if (off + size <= SLAB_BYTES) return this.fresh(slab + off);
+      const t = Atomics.load(hdr, top);
+      const off = topOffset(t);
+      if (topClass(t) === c && off < SLAB_BYTES) {
+        if (Atomics.compareExchange(hdr, top, t, t + size) === t) return this.fresh(slab + off);
+        continue;
       }
       Atomics.compareExchange(hdr, H_CARVE + c, slab | 0, 0);
     }
@@ -186,11 +242,12 @@ export class GlobalPool {
     const slab = space.reserve(SLAB_BYTES, SLAB_BYTES);
     space.commit(slab, SLAB_BYTES);
     const m = slab >>> 20;
-    Atomics.store(hdr, this.topAt + m, 32 << c);
-    Atomics.store(hdr, H_ENTRY + m, 1 + c);
+    const e = publishedEntry(Atomics.load(hdr, H_ENTRY + m), 1 + c);
+    Atomics.store(hdr, this.topAt + m, topWord(c, 32 << c));
+    Atomics.store(hdr, H_ENTRY + m, e);
     if (Atomics.compareExchange(hdr, H_CARVE + c, 0, slab | 0) === 0) return this.fresh(slab);
-    Atomics.store(hdr, H_ENTRY + m, 0);
-    Atomics.store(hdr, this.topAt + m, 0);
+    Atomics.store(hdr, H_ENTRY + m, clearedEntry(e));
+    Atomics.store(hdr, this.topAt + m, topWord(c, SLAB_BYTES));
     space.release(slab, SLAB_BYTES);
     return 0;
   }

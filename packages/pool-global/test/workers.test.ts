@@ -1,5 +1,6 @@
 // Cross-agent behaviour with real workers (they run the built package: `pnpm build` first): the forced ABA
-// interleaving, four agents churning against a shared ledger, and an agent terminated in the middle of churn.
+// interleaving, four agents churning against a shared ledger (alone, and while the main thread returns empty
+// slabs), and an agent terminated in the middle of churn.
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { type AddressSpace } from '@paddock/platform';
@@ -67,6 +68,36 @@ describe('real workers', () => {
     expect(results.map((r) => r.faults)).toEqual([0, 0, 0, 0]);
     expect(new Int32Array(ledger).some((v) => v !== 0)).toBe(false);
     expect(liveBlocks(pool)).toBe(0);
+  });
+
+  it('slabs returned while 4 workers churn: no block handed out twice, none lost, and every page back at the end', async () => {
+    const { space, pool } = makePool();
+    const { ledger, control } = makeLedger(space);
+    const base = space.committedBytes;
+    let finished = false;
+    const churn = runWorkers<{ faults: number }>(CHURN, 4, (index) => ({
+      handle: space.handle,
+      ledger,
+      control,
+      ops: 150_000,
+      hold: 48,
+      seed: 3000 + index,
+    })).finally(() => {
+      finished = true;
+    });
+    let during = 0;
+    while (!finished) {
+      during += pool.returnEmptySlabs();
+      await new Promise((r) => setImmediate(r));
+    }
+    const results = await churn;
+    expect(results.map((r) => r.faults)).toEqual([0, 0, 0, 0]);
+    expect(new Int32Array(ledger).some((v) => v !== 0)).toBe(false);
+    expect(during).toBeGreaterThan(0); // slabs went back while the workers popped, pushed and carved
+    expect(liveBlocks(pool)).toBe(0);
+    pool.returnEmptySlabs();
+    expect(pool.check().perClass.every((k) => k.slabs === 0)).toBe(true);
+    expect(space.committedBytes).toBe(base);
   });
 
   it('a worker terminated in the middle of churn: check() passes with no reap, and only its own blocks are missing', async () => {
