@@ -91,6 +91,37 @@ describe('returning empty slabs', () => {
     expect(Array.from({ length: 4 }, () => pool.malloc(classSize(c)))).toEqual(blocks.slice(6).reverse());
   });
 
+  it('a second free racing the return of its slab is refused, and leaves neither the list nor the memory changed', () => {
+    const { space, pool } = makePool();
+    const c = 15; // 1 MiB blocks: one to a slab
+    const p = pool.malloc(classSize(c));
+    pool.free(p);
+    // Freeze the second free between its checks and its free mark: the slab goes back right then, and its
+    // memory is no longer the block's (here zero, as pages the OS took back read).
+    const at = (p >>> 2) + 1;
+    const load = Atomics.load;
+    let returned = 0;
+    (Atomics as { load: typeof Atomics.load }).load = ((array: Int32Array, index: number) => {
+      if (returned === 0 && array === space.i32 && index === at) {
+        (Atomics as { load: typeof Atomics.load }).load = load;
+        returned = pool.returnEmptySlabs(c);
+        space.i32[at] = 0;
+      }
+      return load(array, index);
+    }) as typeof Atomics.load;
+    let err: Error & { code?: string };
+    try {
+      err = thrownBy(() => pool.free(p));
+    } finally {
+      (Atomics as { load: typeof Atomics.load }).load = load;
+    }
+    expect(returned).toBe(MiB);
+    expect(err.code).toBe('DOUBLE_FREE');
+    expect(err.message).toMatch(/returned meanwhile/);
+    expect(space.i32[at]).toBe(0); // the mark it wrote was taken back
+    expect(pool.check().perClass[c]).toMatchObject({ slabs: 0, free: 0 }); // nothing pushed
+  });
+
   it('a class out of range is a RangeError', () => {
     const { pool } = makePool();
     expect(() => pool.returnEmptySlabs(16)).toThrow(RangeError);
