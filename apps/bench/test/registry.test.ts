@@ -9,7 +9,7 @@ import { WORKLOADS } from '../src/workloads/index.js';
 describe('the peers', () => {
   it('have distinct names, the main table in its column order first', () => {
     expect(new Set(PEERS.map((p) => p.name)).size).toBe(PEERS.length);
-    expect(peerNames()).toEqual(['floor', 'thi.ng', 'as-tlsf', 'wasi-dlmalloc', 'paddock', 'paddock-classic', 'glibc', 'mimalloc', 'js']);
+    expect(peerNames()).toEqual(['floor', 'thi.ng', 'as-tlsf', 'wasi-dlmalloc', 'paddock', 'paddock-classic', 'paddock-global', 'glibc', 'mimalloc', 'js']);
   });
 
   /** What each offer needs from a loaded peer. */
