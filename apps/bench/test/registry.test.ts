@@ -37,7 +37,7 @@ describe('--only', () => {
   it('takes every workload by name, and names no workload twice', () => {
     const members = WORKLOADS.flatMap((w) => w.members.map((m) => m.name));
     expect(new Set(members).size).toBe(members.length);
-    for (const name of [...members, 'churn', 'sweep', 'hold', 'cross', 'programs', 'pony', 'pathology', 'standard']) {
+    for (const name of [...members, 'churn', 'sweep', 'hold', 'cross', 'programs', 'pony', 'pathology', 'standard', 'scopes']) {
       expect(workloadNames()).toContain(name);
     }
     for (const p of PEERS) expect(workloadNames()).not.toContain(p.name);
