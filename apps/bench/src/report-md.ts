@@ -12,7 +12,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { change, estimate, type Estimate, fmtChange } from './stats.js';
-import { laneChanges, laneEstimate, type ScopesJson, scopesReading, VARIANTS } from './workloads/scopes-figures.js';
+import { scopeRows, type ScopesJson, scopesReading, VARIANTS } from './workloads/scopes-figures.js';
 
 const APP = fileURLToPath(new URL('..', import.meta.url));
 const ROOT = resolve(APP, '..', '..');
@@ -442,23 +442,7 @@ function scopesSection(s: ScopesJson, alone: string): string[] {
   L.push('');
   for (const lane of s.lanes) L.push(`- \`${lane.name}\`: ${lane.what}.`);
   L.push('');
-  const rows: string[][] = [];
-  for (const lane of s.lanes) {
-    const changes = laneChanges(lane);
-    for (const v of VARIANTS) {
-      const c = lane.results[v.name];
-      if (c === undefined) continue;
-      const e = laneEstimate(lane, v.name);
-      rows.push([
-        lane.name,
-        v.name,
-        c.error !== null ? `FAILED: ${c.error}` : e ? fmtCall(e.median) : '-',
-        e ? `[${fmtCall(e.lo)} .. ${fmtCall(e.hi)}]` : '-',
-        v.name === 'arena' ? '(the base)' : fmtChange(changes.get(v.name) ?? null),
-      ]);
-    }
-  }
-  L.push(table(['lane', 'variant', 'median per call', '95% CI', 'change against the arena'], rows));
+  L.push(table(['lane', 'variant', 'median per call', '95% CI', 'change against the arena'], scopeRows(s.lanes, fmtCall)));
   L.push('');
   if (s.bump && s.bump.error === null) {
     const sc = estimate(s.bump.samplesScopeNs);

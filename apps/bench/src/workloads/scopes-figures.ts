@@ -114,6 +114,30 @@ export function laneEstimate(lane: LaneJson, v: VariantName): Estimate | null {
   return xs ? estimate(xs) : null;
 }
 
+/**
+ * The group's table, a row per lane and variant: lane, variant, median per call, its interval, the change
+ * against the arena (`(the base)` for the arena). `time` writes a time in ns.
+ */
+export function scopeRows(lanes: readonly LaneJson[], time: (ns: number) => string): string[][] {
+  const rows: string[][] = [];
+  for (const lane of lanes) {
+    const changes = laneChanges(lane);
+    for (const v of VARIANTS) {
+      const c = lane.results[v.name];
+      if (c === undefined) continue;
+      const e = laneEstimate(lane, v.name);
+      rows.push([
+        lane.name,
+        v.name,
+        c.error !== null ? `FAILED: ${c.error}` : e ? time(e.median) : '-',
+        e ? `[${time(e.lo)} .. ${time(e.hi)}]` : '-',
+        v.name === 'arena' ? '(the base)' : fmtChange(changes.get(v.name) ?? null),
+      ]);
+    }
+  }
+  return rows;
+}
+
 /** The targets: the control lane's interval spans 0 for every variant; the scope's allocation within 2x the bump. */
 export function scopeTargets(s: Omit<ScopesJson, 'targets'>): ScopeTarget[] {
   const out: ScopeTarget[] = [];

@@ -21,7 +21,7 @@ import { errorText, fmtNs, fmtRatio, layout } from '../format.js';
 import { collectGarbage, settle } from '../memory.js';
 import { roundsOr } from '../options.js';
 import type { CreateHeap } from '../peers/paddock-heap.js';
-import { estimate, fmtChange } from '../stats.js';
+import { estimate } from '../stats.js';
 import { recompile } from '../timed-loops.js';
 import {
   BumpFloor,
@@ -38,7 +38,7 @@ import {
   startupScopeLoop,
   STRING_BYTES,
 } from './scopes-lanes.js';
-import { laneChanges, laneEstimate, type LaneName, scopesReading, scopeTargets, type ScopesJson, VARIANTS, type VariantName } from './scopes-figures.js';
+import { type LaneName, scopeRows, scopesReading, scopeTargets, type ScopesJson, VARIANTS, type VariantName } from './scopes-figures.js';
 import type { Failure, WorkloadDescriptor, WorkloadReport } from './workload.js';
 
 export const LANES: readonly { readonly name: LaneName; readonly what: string }[] = [
@@ -342,21 +342,7 @@ export function scopesReport(r: ScopesResult, ctx: RunContext): WorkloadReport {
   out(`scopes: the three designs on the same calls, ns per call, change against the arena with its 95% interval (${r.sizes.warmup} warm-up + ${r.sizes.rounds} measured rounds)`);
   for (const v of VARIANTS) out(`  ${v.name}: ${v.what}`);
   for (const m of r.missing) out(`  ${m.variant}: not run: ${m.reason}`);
-  const rows: string[][] = [['lane', 'variant', 'median ns/call [95% CI]', 'vs arena']];
-  for (const lane of doc.lanes) {
-    const changes = laneChanges(lane);
-    for (const v of VARIANTS) {
-      const c = lane.results[v.name];
-      if (c === undefined) continue;
-      const e = laneEstimate(lane, v.name);
-      rows.push([
-        lane.name,
-        v.name,
-        c.error !== null ? `FAILED: ${c.error}` : e ? `${fmtNs(e.median)} [${fmtNs(e.lo)} .. ${fmtNs(e.hi)}]` : '-',
-        v.name === 'arena' ? '(base)' : fmtChange(changes.get(v.name) ?? null),
-      ]);
-    }
-  }
+  const rows = [['lane', 'variant', 'median ns/call', '95% CI', 'vs arena'], ...scopeRows(doc.lanes, fmtNs)];
   out(layout(rows));
   if (doc.bump) {
     const sc = estimate(doc.bump.samplesScopeNs);
