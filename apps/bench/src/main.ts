@@ -3,8 +3,8 @@
  *
  * Peers (`peers/`, one file each, listed in `peers/index.ts`): `floor` (bare segregated free lists over a
  * typed array, the least a JS allocator can cost), `thi.ng` (@thi.ng/malloc, the most used JS allocator),
- * `as-tlsf` and `wasi-dlmalloc` (allocators compiled to wasm at set-up), `paddock` and `paddock-classic`
- * (@paddock/allocator's two backends, skipped with a reason while they cannot load), `js` (plain
+ * `as-tlsf` and `wasi-dlmalloc` (allocators compiled to wasm at set-up), `paddock`, `paddock-classic` and
+ * `paddock-global` (@paddock/allocator's three backends, skipped with a reason while they cannot load), `js` (plain
  * JavaScript) and `glibc`, `mimalloc` (the native references, the same workloads in C).
  *
  * Workloads (`workloads/`, listed in `workloads/index.ts`): `pair` (malloc(32)+free, LIFO) and
@@ -12,7 +12,8 @@
  * live, then the size sweep `sweep-<size>` (fixed-size churn, 32 B to 16 MiB), `hold-<size>` (hold K blocks,
  * free them all: time and memory), `cross-32` (32 B blocks malloc'ed in one worker and freed in another,
  * against plain JS), `realloc` (growth chains 64 KiB -> 64 MiB at profile rungs 1, 3, 5 and 10: time against
- * memory kept) and the programs (Pony's, the classic pool's pathologies, mimalloc-bench's shapes). Rounds
+ * memory kept), the programs (Pony's, the classic pool's pathologies, mimalloc-bench's shapes) and `scopes`
+ * (the arena, a scope per call and the global pool on the same calls, against the arena). Rounds
  * are interleaved across peers, each batch on a fresh allocator instance; medians, intervals and ratios of
  * the same run go to tables on stdout and, with every sample, to results/latest.json. Paddock's targets are
  * checked here: a pair <= 10 ns; churn <= 1.5x the floor and below thi.ng; the programs' own.

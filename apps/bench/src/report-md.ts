@@ -12,6 +12,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { change, estimate, type Estimate, fmtChange } from './stats.js';
+import { scopeRows, type ScopesJson, scopesReading, VARIANTS } from './workloads/scopes-figures.js';
 
 const APP = fileURLToPath(new URL('..', import.meta.url));
 const ROOT = resolve(APP, '..', '..');
@@ -89,6 +90,7 @@ interface Doc {
   setup?: { seconds: number; cc: string | null; builds: Record<string, { ok: boolean; command?: string; reason?: string }> };
   peakRssMethod?: string;
   programs?: Program[];
+  scopes?: ScopesJson;
 }
 
 // --- formatting -------------------------------------------------------------------------------------
@@ -112,6 +114,10 @@ function fmtMetric(metric: string, x: number): string {
   if (metric === 'ms') return `${x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : Math.round(x)} ms`;
   if (metric === 'ns') return `${fmtNum(x)} ns`;
   return fmtBytes(x);
+}
+/** A call's time: µs below a millisecond, else ms. */
+function fmtCall(ns: number): string {
+  return ns < 1e6 ? `${(ns / 1e3).toFixed(2)} µs` : `${(ns / 1e6).toFixed(2)} ms`;
 }
 const esc = (s: string) => s.replace(/\|/g, '\\|');
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -228,7 +234,7 @@ function main(): void {
   );
   L.push('');
   L.push('Peers: ' + doc.peers.map((p) => `\`${p.name}\` ${p.status}${p.reason ? ` (${p.reason})` : ''}`).join('; ') + '.');
-  L.push('`paddock` is Paddock\'s arena backend (pool_arena), `paddock-classic` its classic pool (pool_classic), `js` plain JavaScript, `glibc` and `mimalloc` the same workload in C (native references), `as-tlsf` AssemblyScript\'s TLSF and `wasi-dlmalloc` wasi-libc\'s dlmalloc, both compiled to wasm at set-up and called from JS, `floor` bare free lists over a typed array, `thi.ng` @thi.ng/malloc.');
+  L.push('`paddock` is Paddock\'s arena backend (pool_arena), `paddock-classic` its classic pool (pool_classic), `paddock-global` its global pool (pool_global: lock-free, no agent-local state), `js` plain JavaScript, `glibc` and `mimalloc` the same workload in C (native references), `as-tlsf` AssemblyScript\'s TLSF and `wasi-dlmalloc` wasi-libc\'s dlmalloc, both compiled to wasm at set-up and called from JS, `floor` bare free lists over a typed array, `thi.ng` @thi.ng/malloc.');
   L.push('');
 
   L.push('## How to read this page');
@@ -263,6 +269,14 @@ function main(): void {
         doc.targets.map((t) => [t.workload, t.rule, `**${t.status}**`, t.value === null ? t.note : t.rule.startsWith('pair') ? `${t.value.toFixed(1)} ns` : `${t.value.toPrecision(3)}x`]),
       ),
     );
+    L.push('');
+  }
+
+  const st = doc.scopes?.targets ?? [];
+  if (st.length > 0) {
+    L.push('The `scopes` group\'s targets (the control lane reads ~0% for every variant; a scope allocation within 2x a bare bump):');
+    L.push('');
+    L.push(table(['workload', 'target', 'status', 'measured'], st.map((t) => [t.workload, t.rule, `**${t.status}**`, t.note])));
     L.push('');
   }
 
@@ -307,6 +321,9 @@ function main(): void {
     L.push(table(['workload', 'peer', 'median ns/op', '95% CI', 'paddock vs peer (- = the arena is faster)', 'peer / mimalloc', 'peak RSS (prefill + run)'], rows));
     L.push('');
   }
+
+  // the three designs on the same calls
+  if (doc.scopes) L.push(...scopesSection(doc.scopes, rerun('scopes')));
 
   // programs
   const progs = doc.programs ?? [];
@@ -408,6 +425,44 @@ function main(): void {
   mkdirSync(dirname(args.out), { recursive: true });
   writeFileSync(args.out, `${L.join('\n')}\n`);
   process.stdout.write(`bench:report: wrote ${relative(process.cwd(), args.out)} and ${readdirSync(args.charts).filter((f) => f.endsWith('.svg')).length} charts in ${relative(process.cwd(), args.charts)} from ${relative(process.cwd(), args.json)}\n`);
+}
+
+/** The `scopes` group: what it runs, its table, the bump target's figures and the reading derived from them. */
+function scopesSection(s: ScopesJson, alone: string): string[] {
+  const L: string[] = [];
+  L.push('## The three designs on the same calls (`scopes`)');
+  L.push('');
+  L.push(
+    `Each lane's call priced three ways, as change against the arena with its 95% interval (${s.rounds.warmup} warm-up + ${s.rounds.rounds} measured rounds, ` +
+      `the variants interleaved, the order rotating; each variant on a fresh heap of its own every round). Command: \`${s.command}\`; this group alone: \`${alone}\`.`,
+  );
+  L.push('');
+  for (const v of VARIANTS) L.push(`- \`${v.name}\`: ${v.what}.`);
+  for (const m of s.missing) L.push(`- \`${m.variant}\` did not run: ${m.reason}.`);
+  L.push('');
+  for (const lane of s.lanes) L.push(`- \`${lane.name}\`: ${lane.what}.`);
+  L.push('');
+  L.push(table(['lane', 'variant', 'median per call', '95% CI', 'change against the arena'], scopeRows(s.lanes, fmtCall)));
+  L.push('');
+  if (s.bump && s.bump.error === null) {
+    const sc = estimate(s.bump.samplesScopeNs);
+    const b = estimate(s.bump.samplesBumpNs);
+    if (sc && b) {
+      L.push(
+        `\`scopes-bump\`: \`scope.malloc(n)\` (n drawn from 8..128 B) ${fmtMetric('ns', sc.median)} [${fmtMetric('ns', sc.lo)} .. ${fmtMetric('ns', sc.hi)}] per allocation, ` +
+          `a bare bump over a typed array (the same 16-byte rounding) ${fmtMetric('ns', b.median)} [${fmtMetric('ns', b.lo)} .. ${fmtMetric('ns', b.hi)}]: ${(sc.median / b.median).toFixed(2)}x.`,
+      );
+      L.push('');
+    }
+  } else if (s.bump) {
+    L.push(`\`scopes-bump\`: FAILED: ${s.bump.error}`);
+    L.push('');
+  }
+  L.push('The reading, derived from the figures above (a design wins a lane only where its interval against every other variant lies below 0):');
+  L.push('');
+  for (const line of scopesReading(s)) L.push(`- ${line}`);
+  L.push('');
+  return L;
 }
 
 main();

@@ -9,7 +9,7 @@ import { WORKLOADS } from '../src/workloads/index.js';
 describe('the peers', () => {
   it('have distinct names, the main table in its column order first', () => {
     expect(new Set(PEERS.map((p) => p.name)).size).toBe(PEERS.length);
-    expect(peerNames()).toEqual(['floor', 'thi.ng', 'as-tlsf', 'wasi-dlmalloc', 'paddock', 'paddock-classic', 'glibc', 'mimalloc', 'js']);
+    expect(peerNames()).toEqual(['floor', 'thi.ng', 'as-tlsf', 'wasi-dlmalloc', 'paddock', 'paddock-classic', 'paddock-global', 'glibc', 'mimalloc', 'js']);
   });
 
   /** What each offer needs from a loaded peer. */
@@ -37,7 +37,7 @@ describe('--only', () => {
   it('takes every workload by name, and names no workload twice', () => {
     const members = WORKLOADS.flatMap((w) => w.members.map((m) => m.name));
     expect(new Set(members).size).toBe(members.length);
-    for (const name of [...members, 'churn', 'sweep', 'hold', 'cross', 'programs', 'pony', 'pathology', 'standard']) {
+    for (const name of [...members, 'churn', 'sweep', 'hold', 'cross', 'programs', 'pony', 'pathology', 'standard', 'scopes']) {
       expect(workloadNames()).toContain(name);
     }
     for (const p of PEERS) expect(workloadNames()).not.toContain(p.name);

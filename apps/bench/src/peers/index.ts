@@ -9,6 +9,7 @@ import { js } from './js.js';
 import { mimalloc } from './mimalloc.js';
 import { paddock } from './paddock.js';
 import { paddockClassic } from './paddock-classic.js';
+import { paddockGlobal } from './paddock-global.js';
 import type { PeerDescriptor } from './peer.js';
 import { thing } from './thing.js';
 import { wasiDlmalloc } from './wasi-dlmalloc.js';
@@ -20,6 +21,7 @@ export const PEERS: readonly PeerDescriptor[] = [
   wasiDlmalloc,
   paddock,
   paddockClassic,
+  paddockGlobal,
   js,
   glibc,
   mimalloc,

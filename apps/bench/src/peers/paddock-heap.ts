@@ -9,6 +9,8 @@ import type { Heap, HeapHandle, HeapOptions } from '@paddock/allocator';
 import type { Adapter, Callee } from '../adapter.js';
 import { errorText } from '../format.js';
 import type { MemPeer } from '../mem-peer.js';
+import { makePeer } from '../runner.js';
+import type { PeerDescriptor } from './peer.js';
 
 /** What the bench uses of a Paddock heap: the public `Heap`, narrowed to what its peers and workers call. */
 export type PaddockHeap = Pick<
@@ -29,6 +31,7 @@ export type PaddockHeap = Pick<
   | 'startIdle'
   | 'stopIdle'
   | 'detach'
+  | 'scope'
 >;
 export type CreateHeap = (options: Pick<HeapOptions, 'maxBytes' | 'profile'>) => PaddockHeap;
 /** What the workers call in the module they load: `attachHeap(handle)`. */
@@ -47,7 +50,7 @@ export const PADDOCK_BIG_BYTES = 2048 * 1024 * 1024;
 export class PaddockAdapter implements Adapter {
   private heap: PaddockHeap | null = null;
 
-  /** `name`: `paddock` (the arena, pool_arena) or `paddock-classic` (pool_classic). */
+  /** `name`: `paddock` (the arena, pool_arena), `paddock-classic` (pool_classic) or `paddock-global` (pool_global). */
   constructor(
     private readonly createHeap: CreateHeap,
     readonly name: string,
@@ -123,18 +126,25 @@ export class PaddockMem implements MemPeer {
 
 export type PaddockLoad = { ok: true; createHeap: CreateHeap; url: string } | { ok: false; reason: string };
 
-/** The two Paddock backends, each built as its own file of `packages/allocator/dist`. */
-export type PaddockBackend = 'pool_arena' | 'pool_classic';
+/** The three Paddock backends, each built as its own file of `packages/allocator/dist`. */
+export type PaddockBackend = 'pool_arena' | 'pool_classic' | 'pool_global';
+
+/** The file of `packages/allocator/dist` that holds each backend. */
+const DIST_FILE: Readonly<Record<PaddockBackend, string>> = {
+  pool_arena: 'pool-arena.js',
+  pool_classic: 'pool-classic.js',
+  pool_global: 'pool-global.js',
+};
 
 /**
  * Finds `@paddock/allocator`, one backend. It is not bundled into this app, so it is loaded from the
- * workspace's built files at run time: `dist/pool-arena.js` (the `paddock` peer) or `dist/pool-classic.js`
- * (the `paddock-classic` peer), each holding one backend whatever `use=` the default build got. The
+ * workspace's built files at run time: `dist/pool-arena.js` (the `paddock` peer), `dist/pool-classic.js`
+ * (the `paddock-classic` peer) or `dist/pool-global.js` (the `paddock-global` peer), each holding one backend whatever `use=` the default build got. The
  * module's `BACKEND` export must name the backend asked for.
  */
 export async function loadPaddock(backend: PaddockBackend): Promise<PaddockLoad> {
   const url = paddockDistUrl(backend);
-  const file = backend === 'pool_arena' ? 'pool-arena.js' : 'pool-classic.js';
+  const file = DIST_FILE[backend];
   if (!existsSync(fileURLToPath(url))) {
     return { ok: false, reason: `packages/allocator/dist/${file} not found: @paddock/allocator is not built yet` };
   }
@@ -156,6 +166,25 @@ export async function loadPaddock(backend: PaddockBackend): Promise<PaddockLoad>
 /** The built `@paddock/allocator`, one backend (the multi-agent workloads' workers load it from here too). */
 function paddockDistUrl(backend: PaddockBackend): URL {
   // dist/main.js -> apps/bench/dist -> repository root
-  const file = backend === 'pool_arena' ? 'pool-arena.js' : 'pool-classic.js';
-  return new URL(`../../../packages/allocator/dist/${file}`, import.meta.url);
+  return new URL(`../../../packages/allocator/dist/${DIST_FILE[backend]}`, import.meta.url);
+}
+
+/**
+ * A pool backend as a peer beside the arena (`paddock-classic`, `paddock-global`): the pair and the churn in
+ * the same interleaved rounds, and the programs, on the same 1 GiB heap.
+ */
+export function poolPeer(name: string, backend: PaddockBackend): PeerDescriptor {
+  return {
+    name,
+    offers: ['pair-churn', 'one-agent', 'agents'],
+    async load(peerName) {
+      const load = await loadPaddock(backend);
+      if (!load.ok) return { skip: load.reason };
+      return {
+        timed: makePeer(new PaddockAdapter(load.createHeap, peerName), PADDOCK_BYTES),
+        adapter: () => new PaddockAdapter(load.createHeap, peerName),
+        heap: load,
+      };
+    },
+  };
 }

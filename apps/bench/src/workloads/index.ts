@@ -6,7 +6,8 @@ import { cross } from './cross.js';
 import { hold } from './hold.js';
 import { programs } from './programs.js';
 import { realloc } from './realloc.js';
+import { scopes } from './scopes.js';
 import { timed } from './timed.js';
 import type { WorkloadDescriptor } from './workload.js';
 
-export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs];
+export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes];

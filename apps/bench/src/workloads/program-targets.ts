@@ -97,13 +97,16 @@ export function programTargets(programs: readonly ProgramResult[], pc: PairChurn
       continue;
     }
     const ch = change(p, m)!;
-    const c = peers.get('paddock-classic');
-    const cc = c && c.length > 0 ? change(c, m) : null;
+    const against = (peer: string, label: string): string => {
+      const xs = peers.get(peer);
+      const c = xs && xs.length > 0 ? change(xs, m) : null;
+      return c ? `; ${label} ${c.ratio.toFixed(2)}x` : '';
+    };
     out.push({
       rule,
       workload: w,
       status: 'stated',
-      value: `arena ${ch.ratio.toFixed(2)}x (${fmtChange(ch)})${cc ? `; classic ${cc.ratio.toFixed(2)}x` : ''}`,
+      value: `arena ${ch.ratio.toFixed(2)}x (${fmtChange(ch)})${against('paddock-classic', 'classic')}${against('paddock-global', 'global')}`,
       note: '',
     });
   }

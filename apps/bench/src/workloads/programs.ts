@@ -4,7 +4,7 @@
  * time), its peak resident memory, and its extras. `--only` takes each program by name, a group (`pony`,
  * `pathology`, `standard`) or `programs` for all.
  *
- * Peers: both Paddock backends, plain JavaScript where the program has a plain-JS form, and the native
+ * Peers: the three Paddock backends, plain JavaScript where the program has a plain-JS form, and the native
  * references; the single-agent programs also run every in-process peer (the floor, thi.ng, the wasm peers).
  */
 import type { Adapter } from '../adapter.js';

@@ -1,6 +1,6 @@
 /**
  * The single-agent programs, run on the main thread through the `Adapter` of every in-process peer
- * (the floor, thi.ng, TLSF, dlmalloc, both Paddock backends) and in plain JavaScript:
+ * (the floor, thi.ng, TLSF, dlmalloc, the three Paddock backends) and in plain JavaScript:
  *
  * - `binary-trees-1`: the binary-trees program with one agent: a stretch tree of depth D+1 built, checked
  *   and freed, a long-lived tree of depth D held throughout, and 2^(D-d+4) trees of each depth d = 4, 6,

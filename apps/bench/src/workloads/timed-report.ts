@@ -74,6 +74,8 @@ export function timedReport(r: TimedResult, ctx: RunContext): WorkloadReport {
     'arena/classic',
     'classic/floor',
     'paddock/mimalloc',
+    'global/arena',
+    'global/mimalloc',
   ];
   const rows: string[][] = [head];
   for (const w of mainWorkloads) {
@@ -87,12 +89,14 @@ export function timedReport(r: TimedResult, ctx: RunContext): WorkloadReport {
       fmtRatio(ratio(figures, w.name, 'paddock', 'paddock-classic')),
       fmtRatio(ratio(figures, w.name, 'paddock-classic', 'floor')),
       fmtRatio(ratio(figures, w.name, 'paddock', 'mimalloc')),
+      fmtRatio(ratio(figures, w.name, 'paddock-global', 'paddock')),
+      fmtRatio(ratio(figures, w.name, 'paddock-global', 'mimalloc')),
     ]);
   }
   if (mainWorkloads.length > 0) {
     out();
     out(layout(rows));
-    out('paddock = the arena backend (pool_arena, dist/pool-arena.js); paddock-classic = the classic pool (pool_classic, dist/pool-classic.js); arena/classic = paddock / paddock-classic (below 1: the arena is faster)');
+    out('paddock = the arena backend (pool_arena, dist/pool-arena.js); paddock-classic = the classic pool (pool_classic, dist/pool-classic.js); arena/classic = paddock / paddock-classic (below 1: the arena is faster); paddock-global = the global pool (pool_global, dist/pool-global.js); global/arena = paddock-global / paddock (above 1: the global pool is slower)');
     out();
     out('paddock (the arena) against each peer: change of its ns/op, 95% bootstrap interval (- = the arena is faster)');
     const cmpPeers = peerNames.filter((p) => p !== 'paddock');
@@ -239,6 +243,8 @@ export function timedReport(r: TimedResult, ctx: RunContext): WorkloadReport {
         'thi.ng/floor': ratio(figures, w.name, 'thi.ng', 'floor'),
         'paddock/paddock-classic': ratio(figures, w.name, 'paddock', 'paddock-classic'),
         'paddock-classic/floor': ratio(figures, w.name, 'paddock-classic', 'floor'),
+        'paddock-global/paddock': ratio(figures, w.name, 'paddock-global', 'paddock'),
+        'paddock-global/mimalloc': ratio(figures, w.name, 'paddock-global', 'mimalloc'),
       },
     })),
     targets: judged,
