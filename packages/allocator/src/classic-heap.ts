@@ -12,6 +12,7 @@ import { ClassicPool } from '@paddock/pool-classic';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { closedError } from './heap-base.js';
+import { releaseSpareChunk } from './scope.js';
 import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { ClassicHeapStats } from './stats.js';
 import { TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
@@ -99,6 +100,7 @@ export class ClassicBackedHeap extends PoolHeapBase implements Heap {
   }
   returnIdle(): void {
     if (this.detached) throw closedError();
+    releaseSpareChunk(this);
     this.pool.returnIdle();
   }
   /** Before a wait: this agent's free lists go to the global lists, where other agents find them. */
@@ -107,11 +109,15 @@ export class ClassicBackedHeap extends PoolHeapBase implements Heap {
   }
   /** After a wait that timed out: the pool's idle return (which keeps its memory). */
   protected afterWait(timedOut: boolean): void {
-    if (timedOut) this.pool.returnIdle();
+    if (timedOut) {
+      releaseSpareChunk(this);
+      this.pool.returnIdle();
+    }
   }
   /** Leaves the heap: this agent's free lists go back to the global stacks (its memory stays with the pool). */
   detach(): void {
     if (this.detached) return;
+    releaseSpareChunk(this);
     this.forgetThreadExit();
     this.stopIdle();
     this.pool.detach();

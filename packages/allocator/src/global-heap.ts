@@ -14,6 +14,7 @@ import { CLASS_COUNT, GlobalPool, LARGE_HEADER, MAX_CLASS_SIZE, classIndex } fro
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { closedError } from './heap-base.js';
+import { releaseSpareChunk } from './scope.js';
 import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { GlobalHeapStats } from './stats.js';
 import { TICK_MAX_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
@@ -138,6 +139,7 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
   /** Returns every slab whose blocks are all free, in every class, now (see `GlobalPool.returnEmptySlabs`). */
   returnIdle(): void {
     if (this.detached) throw closedError();
+    releaseSpareChunk(this);
     this.pool.returnEmptySlabs();
   }
   protected beforeWait(): void {}
@@ -146,11 +148,12 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     if (timedOut) this.returnQuietSlabs();
   }
   /**
-   * For each class whose list head is the one this agent saw at its previous look (no agent popped or
-   * pushed since), and whose empty slabs have not gone back since, returns them; notes the heads for the
-   * next look. Comparing heads costs one load per class, so a busy heap pays nothing here but the look.
+   * Gives the scopes' spare chunk back; then, for each class whose list head is the one this agent saw at
+   * its previous look (no agent popped or pushed since), and whose empty slabs have not gone back since,
+   * returns them; notes the heads for the next look. Comparing heads costs one load per class, so a busy heap pays nothing here but the look.
    */
   private returnQuietSlabs(): void {
+    releaseSpareChunk(this);
     const pool = this.pool;
     for (let c = 0; c < CLASS_COUNT; c++) {
       const head = pool.listHead(c);
@@ -167,6 +170,7 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
   /** Leaves the heap: this agent holds nothing of its own, so nothing is handed over. */
   detach(): void {
     if (this.detached) return;
+    releaseSpareChunk(this);
     this.forgetThreadExit();
     this.stopIdle();
     this.detached = true;

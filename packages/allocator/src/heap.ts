@@ -14,6 +14,7 @@ import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
 import { AgentLocks } from './agent-locks.js';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { HeapBase, closedError } from './heap-base.js';
+import { releaseSpareChunk } from './scope.js';
 import type { ArenaHeapStats } from './stats.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions, type WatchOptions } from './types.js';
 
@@ -307,6 +308,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    */
   returnIdle(): void {
     if (this.detached) throw closedError();
+    releaseSpareChunk(this);
     this.arena.drain();
     this.cache.flush();
     this.arena.flushChains();
@@ -348,6 +350,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    */
   detach(): void {
     if (this.detached) return;
+    releaseSpareChunk(this);
     this.forgetThreadExit();
     this.stopIdle();
     this.arena.drain();

@@ -15,6 +15,10 @@
  * Chunks. The first is {@link SCOPE_FIRST_CHUNK} (64 KiB); each later one doubles, up to
  * {@link SCOPE_MAX_CHUNK} (1 MiB). A request that does not fit in the next chunk gets a chunk of its own,
  * exactly its size, linked into the chain behind the current chunk, which stays current (its room is not lost).
+ * A closing scope keeps its first chunk as the heap object's spare, and the next scope opened starts in it:
+ * a scope per call then costs no heap call at all. The spare goes back to the heap on the idle return
+ * (`returnIdle`, and the idle tick or a wait that runs it) and when the heap object leaves; the checked build
+ * keeps no spare (its closed chunks go to the quarantine).
  *
  * Nesting. A scope opened while another scope of the same heap object is open is nested in the innermost one.
  * Closing a scope closes its open nested scopes first (innermost first); closing a nested scope leaves its
@@ -44,8 +48,32 @@ export type ChunkRelease = (heap: Heap, chunk: number, bytes: number) => void;
 /** Gives a chunk straight back to the heap. */
 const freeChunk: ChunkRelease = (heap, chunk) => heap.free(chunk);
 
-/** The innermost open scope of each heap object (kept outside the heap objects: their fields are for malloc and free). */
-const innermost = new WeakMap<object, Scope>();
+/** A heap object's scopes: the innermost open one, and the spare first chunk (0: none), header written. */
+interface ScopeHome {
+  innermost: Scope | null;
+  spare: number;
+}
+
+/** Each heap object's scopes, by its address space (kept outside the heap objects: their fields are for malloc and free). */
+const homes = new WeakMap<object, ScopeHome>();
+
+function homeOf(heap: Heap): ScopeHome {
+  let home = homes.get(heap.space);
+  if (home === undefined) {
+    home = { innermost: null, spare: 0 };
+    homes.set(heap.space, home);
+  }
+  return home;
+}
+
+/** Gives the spare chunk of `heap`'s scopes back to the heap (the idle return, and leaving the heap call this). */
+export function releaseSpareChunk(heap: Heap): void {
+  const home = homes.get(heap.space);
+  if (home === undefined || home.spare === 0) return;
+  const chunk = home.spare;
+  home.spare = 0;
+  heap.free(chunk);
+}
 
 /** The error every use of a closed scope gets. */
 function scopeClosedError(): HeapError {
@@ -64,6 +92,9 @@ export class Scope {
   private nextChunk: number;
   private readonly heap: Heap;
   private readonly release: ChunkRelease;
+  private readonly home: ScopeHome;
+  /** The chunk the scope opened with (the next scope's spare once this one closes). */
+  private firstChunk: number;
   /** The scope this one is nested in, and the open scope nested in this one. */
   private readonly parent: Scope | null;
   private child: Scope | null;
@@ -78,14 +109,24 @@ export class Scope {
     this.nextChunk = SCOPE_FIRST_CHUNK;
     this.heap = heap;
     this.release = release;
-    this.parent = innermost.get(heap.space) ?? null;
+    const home = homeOf(heap);
+    this.home = home;
+    this.parent = home.innermost;
     this.child = null;
     this.closed = false;
-    this.chunk = this.takeChunk(SCOPE_FIRST_CHUNK);
+    if (home.spare !== 0 && release === freeChunk) {
+      this.chunk = home.spare;
+      home.spare = 0;
+    } else {
+      this.chunk = this.takeChunk(SCOPE_FIRST_CHUNK);
+    }
+    this.firstChunk = this.chunk;
+    const u32 = heap.u32;
+    u32[this.chunk >>> 2] = 0;
     this.top = this.chunk + SCOPE_HEADER;
-    this.end = this.chunk + heap.u32[(this.chunk >>> 2) + 1]!;
+    this.end = this.chunk + u32[(this.chunk >>> 2) + 1]!;
     if (this.parent !== null) this.parent.child = this;
-    innermost.set(heap.space, this);
+    home.innermost = this;
   }
 
   /**
@@ -140,11 +181,13 @@ export class Scope {
     this.end = 0;
     this.chunk = 0;
     if (this.parent !== null) this.parent.child = null;
-    if (this.parent !== null && !this.parent.closed) innermost.set(this.heap.space, this.parent);
-    else innermost.delete(this.heap.space);
+    const home = this.home;
+    home.innermost = this.parent !== null && !this.parent.closed ? this.parent : null;
     while (chunk !== 0) {
       const previous = u32[chunk >>> 2]!;
-      this.release(this.heap, chunk, u32[(chunk >>> 2) + 1]!);
+      // The first chunk becomes the spare when there is none and chunks are simply freed.
+      if (chunk === this.firstChunk && home.spare === 0 && this.release === freeChunk) home.spare = chunk;
+      else this.release(this.heap, chunk, u32[(chunk >>> 2) + 1]!);
       chunk = previous;
     }
   }

@@ -110,6 +110,32 @@ describe.each(backends)('scopes on %s', (_name, create, attach) => {
     if (givesBack) expect(rounds[0]![0]).toBe(before[0]);
   });
 
+  it('the next scope starts in the closed one\'s first chunk (no heap call); the idle return and leaving give it back', () => {
+    const heap = create();
+    heap.free(heap.malloc(64));
+    heap.returnIdle();
+    const before = usage(heap)[1];
+    const first = heap.scope();
+    const a = first.malloc(100);
+    first.malloc(200_000); // a second chunk: it goes back at close, the first one stays as the spare
+    first.close();
+    expect(heap.stats().liveBytes).toBeGreaterThanOrEqual(before + SCOPE_FIRST_CHUNK - SCOPE_HEADER);
+    const second = heap.scope();
+    expect(second.malloc(8)).toBe(a);
+    const inner = heap.scope(); // nested, while the spare is in use: a chunk from the heap
+    expect(inner.malloc(8)).not.toBe(a);
+    second.close(); // closes `inner` first: its first chunk is the spare now, `second`'s goes to the heap
+    heap.returnIdle();
+    expect(settledLive(heap)).toBe(before);
+    const other = attach(heap.handle);
+    const third = heap.scope();
+    third.close();
+    heap.close(); // leaving gives the spare back
+    other.returnIdle();
+    expect(other.stats().liveBytes).toBe(before);
+    other.close();
+  });
+
   it('nested scopes: the inner one closes on its own or with the outer one, innermost first', () => {
     const heap = create();
     const live0 = settledLive(heap);
