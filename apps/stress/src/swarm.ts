@@ -4,17 +4,18 @@
  * the number of workers (1-8), the backend, the profile rung, the heap size, the size mix (small, large,
  * oversized), the cross-agent pattern (ring, producer-consumer, all-to-all), idle pauses and bounded
  * waits, realloc chains, workers that detach part-way, workers whose thread ends by itself part-way
- * (departures: no detach call; others still hold blocks they allocated), and (pool_arena only: the classic
- * pool cannot reap) workers terminated at a random operation and then reaped, by an explicit `reap` or by
- * the `heap.watch(worker)` set when the worker started.
+ * (departures: no detach call; others still hold blocks they allocated), and workers terminated at a random
+ * operation: on pool_arena then reaped, by an explicit `reap` or by the `heap.watch(worker)` set when the
+ * worker started; on pool_global never reaped (it keeps no agent state; see swarm-stranded.ts); never on
+ * pool_classic (it cannot reap).
  *
  * Every block carries a pattern derived from its id, checked when it is received and when it is freed.
  * Every block is accounted for in a shared ledger: received and freed exactly once, or written off
  * explicitly as died with a terminated worker (held by it, or in transit to or from it). A worker that
  * departed took nothing with it: its blocks held elsewhere or in transit from it must be received and freed
- * like any other. `check()` runs after every reap (with every worker paused) and at the end, and at the end
- * the heap's live bytes must be exactly what the killed workers took with them. A failing run prints its
- * seed and how to replay it.
+ * like any other. `check()` runs after every reap or kill (with every worker paused) and at the end, and at
+ * the end the heap's live bytes must be exactly what the killed workers took with them. A failing run prints
+ * its seed and how to replay it.
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { mkdtempSync, writeFileSync } from 'node:fs';
