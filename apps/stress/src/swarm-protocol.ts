@@ -16,7 +16,7 @@ export function subSeed(seed: number, salt: number): number {
   return (h ^ (h >>> 15)) >>> 0;
 }
 
-export type Backend = 'pool_arena' | 'pool_classic';
+export type Backend = 'pool_arena' | 'pool_classic' | 'pool_global';
 export type Pattern = 'ring' | 'producer-consumer' | 'all-to-all';
 
 /** How a departing worker's thread ends by itself: its event loop runs dry, `process.exit()`, or its ports close. */
@@ -55,8 +55,9 @@ export interface RunConfig {
   /** Workers that detach part-way (then only forward what they receive to the main thread). */
   detaches: { worker: number; atOp: number }[];
   /**
-   * Workers terminated part-way and reaped (pool_arena only): by the main thread's explicit `reap`, or, with
-   * `watch`, by the `heap.watch(worker)` the main thread set when it started the worker.
+   * Workers terminated part-way. On pool_arena they are reaped: by the main thread's explicit `reap`, or, with
+   * `watch`, by the `heap.watch(worker)` the main thread set when it started the worker. On pool_global they
+   * are never reaped nor watched (it keeps no agent state): what they held stays live. The classic pool has none.
    */
   kills: { worker: number; atOp: number; watch: boolean }[];
   /** Workers whose thread ends by itself part-way, without calling detach (see {@link Departure}). */
@@ -81,14 +82,22 @@ const MIXES = [
   { small: 1, large: 0.05, oversized: 0.02 },
 ];
 const PATTERNS: Pattern[] = ['ring', 'producer-consumer', 'all-to-all'];
+/** The share of the runs drawn for the arena that move to pool_global (see the end of {@link drawConfig}). */
+const GLOBAL_SHARE = 0.4;
+
+/** What to draw: `backend` forces one backend; `noGlobal` draws every seed as before pool_global was drawn. */
+export interface DrawOptions {
+  backend?: Backend;
+  noGlobal?: boolean;
+}
 
 /** Draws one run's configuration from its seed. `scale` multiplies the operation count. */
-export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }): RunConfig {
+export function drawConfig(seed: number, scale = 1, only: DrawOptions = {}): RunConfig {
   const r = rng(subSeed(seed, 1000));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   let workers = 1 + Math.floor(r() * 8);
   let backend: Backend = r() < 0.7 ? 'pool_arena' : 'pool_classic';
-  if (only?.backend) backend = only.backend;
+  if (only.backend) backend = only.backend;
   const profile = 1 + Math.floor(r() * 10);
   let heapBytes = pick(HEAP_SIZES);
   // The classic pool never merges or returns large blocks (docs/design/pool-classic.md): give it the largest heap.
@@ -107,7 +116,7 @@ export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }
     const d = r();
     const atOp = Math.floor(r() * ops * 0.9);
     if (workers > 1 && d < 0.12) detaches.push({ worker: w, atOp });
-    else if (backend === 'pool_arena' && workers > 1 && d < 0.3) kills.push({ worker: w, atOp, watch: false });
+    else if (backend !== 'pool_classic' && workers > 1 && d < 0.3) kills.push({ worker: w, atOp, watch: false });
   }
   // A 256 MiB heap holds at most 93 arenas of 2 MiB: nine agents each keeping a few partly used arenas of
   // their own exhaust it (seen in soaks: every slot carved, all by live agents). Such a heap gets at most 4
@@ -148,13 +157,19 @@ export function drawConfig(seed: number, scale = 1, only?: { backend?: Backend }
     rung = 1 + (profile % 2);
     liveBudgetKiB = Math.floor(heapBytes / 8 / 1024);
   }
+  // pool_global comes from a stream of its own, drawn after everything else, so every draw above is as it
+  // was (a seed recorded with two backends replays as before under `noGlobal`): a run drawn for the arena
+  // moves to the global pool with this chance, with all the rest of its draws, kills included (never
+  // reaped there, nor watched).
+  if (backend === 'pool_arena' && !only.backend && !only.noGlobal && rng(subSeed(seed, 1002))() < GLOBAL_SHARE) backend = 'pool_global';
+  if (backend === 'pool_global') for (const k of kills) k.watch = false;
   return { seed, workers, backend, profile: rung, heapBytes, mix, pattern, idleChance, reallocChance, detaches, kills, departures, ops, maxHeld, maxHeldBytes, liveBudgetKiB };
 }
 
 export function describeConfig(c: RunConfig): string {
   const mix = `mix ${c.mix.large > 0 ? `L${c.mix.large}` : 'S'}${c.mix.oversized > 0 ? `+O${c.mix.oversized}` : ''}`;
   return [
-    c.backend === 'pool_arena' ? 'arena' : 'classic',
+    c.backend.slice(5),
     `p${c.profile}`,
     `w${c.workers}`,
     c.pattern,

@@ -4,17 +4,18 @@
  * the number of workers (1-8), the backend, the profile rung, the heap size, the size mix (small, large,
  * oversized), the cross-agent pattern (ring, producer-consumer, all-to-all), idle pauses and bounded
  * waits, realloc chains, workers that detach part-way, workers whose thread ends by itself part-way
- * (departures: no detach call; others still hold blocks they allocated), and (pool_arena only: the classic
- * pool cannot reap) workers terminated at a random operation and then reaped, by an explicit `reap` or by
- * the `heap.watch(worker)` set when the worker started.
+ * (departures: no detach call; others still hold blocks they allocated), and workers terminated at a random
+ * operation: on pool_arena then reaped, by an explicit `reap` or by the `heap.watch(worker)` set when the
+ * worker started; on pool_global never reaped (it keeps no agent state; see swarm-stranded.ts); never on
+ * pool_classic (it cannot reap).
  *
  * Every block carries a pattern derived from its id, checked when it is received and when it is freed.
  * Every block is accounted for in a shared ledger: received and freed exactly once, or written off
  * explicitly as died with a terminated worker (held by it, or in transit to or from it). A worker that
  * departed took nothing with it: its blocks held elsewhere or in transit from it must be received and freed
- * like any other. `check()` runs after every reap (with every worker paused) and at the end, and at the end
- * the heap's live bytes must be exactly what the killed workers took with them. A failing run prints its
- * seed and how to replay it.
+ * like any other. `check()` runs after every reap or kill (with every worker paused) and at the end, and at
+ * the end the heap's live bytes must be exactly what the killed workers took with them. A failing run prints
+ * its seed and how to replay it.
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -38,10 +39,6 @@ import {
   L_PENDING_SIZE,
   L_PROGRESS,
   L_SHARED,
-  OP_FREE,
-  OP_MALLOC,
-  OP_NONE,
-  OP_REALLOC,
   describeConfig,
   describeState,
   drawConfig,
@@ -63,6 +60,7 @@ import {
   type WorkerFigures,
 } from './swarm-protocol.js';
 import { numberArg, splitFlag } from './args.js';
+import { KillWindow, Stranded, liveByClass, nothingToReap, strandedMismatch, usableBound } from './swarm-stranded.js';
 import type { StressProgram } from './program.js';
 
 const MiB = 1 << 20;
@@ -76,7 +74,9 @@ export interface SwarmOptions {
   minutes: number;
   scale: number;
   backend?: Backend;
-  /** A directory holding pool-arena.js and pool-classic.js to test instead of the built Paddock. */
+  /** Draw no pool_global runs: every seed replays as it did when the swarm had two backends. */
+  noGlobal: boolean;
+  /** A directory holding pool-arena.js, pool-classic.js and pool-global.js to test instead of the built Paddock. */
   lib?: string;
   snapshot: boolean;
   noDetaches: boolean;
@@ -95,8 +95,9 @@ export const SWARM_USAGE = `usage: node apps/stress/dist/main.js swarm [options]
   --minutes M       fresh seeds: keep starting runs for M minutes (a soak; fractions allowed)
   --base B          the first fresh seed is derived from B (default: random, printed)
   --scale X         multiply each run's operation count by X (default 1)
-  --backend B       only pool_arena or only pool_classic runs
-  --lib DIR         test the Paddock build in DIR (pool-arena.js, pool-classic.js) instead of the built one
+  --backend B       only pool_arena, only pool_classic or only pool_global runs
+  --no-global       draw no pool_global runs: a seed replays as it did before the swarm drew them
+  --lib DIR         test the Paddock build in DIR (pool-arena.js, pool-classic.js, pool-global.js) instead of the built one
   --snapshot        test a private copy of the built packages (a rebuild during a soak does not disturb it)
   --json FILE       write the summary (figures, seeds, failures) as JSON
   --no-detaches     draw no mid-run detaches (the seed draws everything else the same)
@@ -120,6 +121,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     noDetaches: false,
     noDepartures: false,
     noWatch: false,
+    noGlobal: false,
     tolerateKillLeaks: false,
     runTimeoutMs: 120_000,
     quiet: false,
@@ -138,7 +140,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     else if (flag === '--scale') o.scale = num(flag, value(), 0.01, 100);
     else if (flag === '--backend') {
       const v = value();
-      if (v !== 'pool_arena' && v !== 'pool_classic') throw new Error(`--backend needs pool_arena or pool_classic, got ${JSON.stringify(v)}`);
+      if (v !== 'pool_arena' && v !== 'pool_classic' && v !== 'pool_global') throw new Error(`--backend needs pool_arena, pool_classic or pool_global, got ${JSON.stringify(v)}`);
       o.backend = v;
     } else if (flag === '--lib') o.lib = value();
     else if (flag === '--json') o.json = value();
@@ -147,6 +149,7 @@ export function parseSwarmArgs(args: string[]): SwarmOptions {
     else if (flag === '--no-detaches') o.noDetaches = true;
     else if (flag === '--no-departures') o.noDepartures = true;
     else if (flag === '--no-watch') o.noWatch = true;
+    else if (flag === '--no-global') o.noGlobal = true;
     else if (flag === '--tolerate-kill-leaks') o.tolerateKillLeaks = true;
     else if (flag === '--quiet') o.quiet = true;
     else if (flag === '--run-timeout') o.runTimeoutMs = num(flag, value(), 1, 86_400) * 1000;
@@ -254,26 +257,7 @@ function defaultLib(): string {
 
 function libModule(lib: string, backend: Backend): string {
   const dir = lib.startsWith('file:') ? lib : new URL(`file://${lib.endsWith('/') ? lib : `${lib}/`}`).href;
-  return new URL(backend === 'pool_arena' ? 'pool-arena.js' : 'pool-classic.js', dir.endsWith('/') ? dir : `${dir}/`).href;
-}
-
-/** An upper bound of the usable size a request of `size` bytes gets from an arena (0 for oversized). */
-function usableBound(size: number, largeMax: number): number {
-  if (size > largeMax) return 0;
-  if (size <= MiB) return Math.max(32, 2 ** Math.ceil(Math.log2(Math.max(1, size))));
-  return Math.ceil(size / 16384) * 16384;
-}
-
-/** Where the heap's live blocks differ from the ledger's, class by class (pool_arena), for a leak report. */
-function liveByClass(s: ReturnType<Heap['stats']>, expectedBy: Map<number, number>): string {
-  const diffs: string[] = [];
-  for (const c of s.perClass) {
-    const want = expectedBy.get(c.size) ?? 0;
-    if (c.live !== want) diffs.push(`${c.size} B: ${c.live} live, ${want} expected`);
-  }
-  const large = expectedBy.get(-1) ?? 0;
-  if (s.backend === 'pool_arena' && s.largeObjects !== large) diffs.push(`large: ${s.largeObjects} live (${s.largeBytes} bytes), ${large} expected`);
-  return diffs.length > 0 ? `\n  by class: ${diffs.join('; ')}` : '';
+  return new URL(`${backend.replace('_', '-')}.js`, dir.endsWith('/') ? dir : `${dir}/`).href;
 }
 
 /** Runs one seeded run. Never throws: a failure comes back in the figures. */
@@ -319,8 +303,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     failWake?.();
   };
   /** Live blocks the dead took with them may be off by the operation each was in when it died. */
-  let slackLow = 0;
-  let slackHigh = 0;
+  const window = new KillWindow();
   const releasedLive = new Set<number>();
   /** Blocks of a worker reaped with releaseLive that lie in other agents' arenas (they stay live). */
   const keptLive = new Set<number>();
@@ -495,21 +478,25 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       const op = Atomics.load(L, L_PENDING_KIND + a.index);
       const size = L[L_PENDING_SIZE + a.index]!;
       const old = L[L_PENDING_OLD + a.index]!;
-      if (op === OP_MALLOC || op === OP_REALLOC) slackHigh += usableBound(size, largeMax);
-      if (op === OP_FREE || op === OP_REALLOC) slackLow += old;
+      window.add(op, size, old, largeMax);
       phase = `pausing the workers to reap worker ${a.index}`;
       await pauseAll();
       phase = 'running';
       heap.stopIdle();
       const what = `worker ${a.index} (agent ${a.agentId}) killed at op ${L[L_PROGRESS + a.index]} in op ${op}`;
-      if (watched) reapedByWatch(a, what, quarantinedBefore);
+      const reaped = config.backend !== 'pool_global';
+      if (!reaped) {
+        const refused = nothingToReap(heap, a.agentId);
+        if (refused !== null) throw new RunFailure(`${what}: ${refused}`);
+        reaps.push(`${what}, not reaped (pool_global keeps no agent state)`);
+      } else if (watched) reapedByWatch(a, what, quarantinedBefore);
       else reapExplicitly(a, what);
-      fig.reaps++;
+      if (reaped) fig.reaps++;
       try {
         heap.check();
         fig.checks++;
       } catch (e) {
-        throw new RunFailure(`check() after reaping worker ${a.index} (killed at op ${L[L_PROGRESS + a.index]}, pending op ${op}): ${(e as Error).message}`);
+        throw new RunFailure(`check() after ${reaped ? 'reaping' : 'killing'} worker ${a.index} (killed at op ${L[L_PROGRESS + a.index]}, pending op ${op}): ${(e as Error).message}`);
       }
       heap.startIdle();
       resumeAll();
@@ -615,9 +602,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     // The ledger: every block freed exactly once, or written off with a dead worker.
     const n = Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1);
     fig.blocks = n;
-    let expectedLive = 0;
-    /** Blocks expected live at the end, by class size (-1: large). */
-    const expectedBy = new Map<number, number>();
+    const stranded = new Stranded();
     let unwritten = 0;
     for (let id = 1; id <= n; id++) {
       const e = entry(id);
@@ -636,14 +621,12 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       const owner = L[e + 1]!;
       const usable = L[e + 2]!;
       fig.diedBytes += usable;
-      if (usable <= largeMax && (!releasedLive.has(owner) || keptLive.has(id))) {
-        expectedLive += usable;
-        const key = usable <= MiB ? usable : -1; // a small block's usable size is its class size; -1: large
-        expectedBy.set(key, (expectedBy.get(key) ?? 0) + 1);
-      }
+      if (usable <= largeMax && (!releasedLive.has(owner) || keptLive.has(id))) stranded.add(usable);
     }
     if (unwritten > dead.length) throw new RunFailure(`${unwritten} block ids were taken but never recorded, with ${dead.length} workers killed`);
-    if (unwritten > 0) slackHigh += unwritten * usableBound(largeMax, largeMax);
+    // On pool_global an unrecorded id is inside the window already: the pending words say malloc before any
+    // heap call, and the id is taken before them.
+    if (unwritten > 0 && config.backend !== 'pool_global') window.bytesHigh += unwritten * usableBound(largeMax, largeMax);
 
     // The heap: every agent's arenas adopted by the main thread; check() passes; live bytes are what died.
     for (let i = 0; i < 3; i++) {
@@ -660,14 +643,17 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       throw new RunFailure(`check() at the end: ${(e as Error).message}`);
     }
     const s = heap.stats();
-    const lo = expectedLive - slackLow - fig.quarantinedBytes;
-    const hi = expectedLive + slackHigh + fig.quarantinedBytes;
+    const expectedLive = stranded.bytes;
+    const lo = expectedLive - window.bytesLow - fig.quarantinedBytes;
+    const hi = expectedLive + window.bytesHigh + fig.quarantinedBytes;
+    const mismatch = config.backend === 'pool_global' ? strandedMismatch(s, stranded, window) : null;
+    if (mismatch !== null) throw new RunFailure(mismatch);
     if (s.liveBytes < lo || s.liveBytes > hi) {
       throw new RunFailure(
         `live bytes at the end: ${s.liveBytes}, expected ${expectedLive}` +
           (lo !== hi ? ` (${lo}..${hi} allowing for the operations the killed workers were in and quarantined slabs)` : '') +
           ` - ${s.liveBytes > expectedLive ? 'blocks were freed but never came back (leaked)' : 'blocks live in the ledger are free in the heap'}` +
-          liveByClass(s, expectedBy),
+          liveByClass(s, stranded.byClass),
       );
     }
     for (const a of agents) {
@@ -739,7 +725,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   };
   const t0 = Date.now();
   const replay = (seed: number) =>
-    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.noDetaches ? ' --no-detaches' : ''}${o.noDepartures ? ' --no-departures' : ''}${o.noWatch ? ' --no-watch' : ''}${o.tolerateKillLeaks ? ' --tolerate-kill-leaks' : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
+    `pnpm stress swarm --seed ${hex(seed)}${o.scale !== 1 ? ` --scale ${o.scale}` : ''}${o.backend ? ` --backend ${o.backend}` : ''}${o.noGlobal ? ' --no-global' : ''}${o.noDetaches ? ' --no-detaches' : ''}${o.noDepartures ? ' --no-departures' : ''}${o.noWatch ? ' --no-watch' : ''}${o.tolerateKillLeaks ? ' --tolerate-kill-leaks' : ''}${o.lib ? ` --lib ${o.lib}` : ''}`;
   const summary: SwarmSummary = {
     command: `node apps/stress/dist/main.js swarm ${argv.join(' ')}`.trim(),
     base: hex(o.base),
@@ -772,7 +758,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
       if (o.minutes > 0 && Date.now() - t0 >= o.minutes * 60_000) break;
       seed = subSeed(o.base, i);
     }
-    const config = drawConfig(seed, o.scale, { backend: o.backend });
+    const config = drawConfig(seed, o.scale, { backend: o.backend, noGlobal: o.noGlobal });
     if (o.noDetaches) config.detaches = [];
     if (o.noDepartures) config.departures = [];
     if (o.noWatch) for (const k of config.kills) k.watch = false;
@@ -783,7 +769,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     summary.byBackend[config.backend] = (summary.byBackend[config.backend] ?? 0) + 1;
     summary.byPattern[config.pattern] = (summary.byPattern[config.pattern] ?? 0) + 1;
     summary.byWorkers[config.workers] = (summary.byWorkers[config.workers] ?? 0) + 1;
-    const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed (${f.watchReaps} reaped by watch), ${f.detaches} detached, ${f.departures} left (${f.leftLive} of their blocks live elsewhere, ${f.leftInTransit} in transit; ${f.freedAfterLeft} freed after their owner left), ${f.died} died with a worker, ${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
+    const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed (${f.reaps} reaped, ${f.watchReaps} by watch), ${f.detaches} detached, ${f.departures} left (${f.leftLive} of their blocks live elsewhere, ${f.leftInTransit} in transit; ${f.freedAfterLeft} freed after their owner left), ${f.died} died with a worker (${(f.diedBytes / MiB).toFixed(2)} MiB), ${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
     if (!f.ok && o.tolerateKillLeaks && config.kills.length > 0 && categorize(f.reason!) === 'leak') {
       summary.passed++;
       summary.knownKillLeaks.push({ seed: f.seed, reason: f.reason! });
@@ -803,7 +789,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   }
   write();
   const t = summary.totals;
-  const figures = `${summary.runs} runs, ${t.blocks} blocks, ${(t.bytes / MiB / 1024).toFixed(2)} GiB allocated, ${t.sent} sent across agents, ${t.kills} workers killed and reaped (${t.watchReaps} by watch), ${t.detaches} detached, ${t.departures} left by ending their thread (${t.leftLive} of their blocks live elsewhere, ${t.leftInTransit} in transit; ${t.freedAfterLeft} freed after their owner left), ${t.died} blocks died with their worker, 0 lost or duplicated`;
+  const figures = `${summary.runs} runs, ${t.blocks} blocks, ${(t.bytes / MiB / 1024).toFixed(2)} GiB allocated, ${t.sent} sent across agents, ${t.kills} workers killed (${t.reaps} reaped, ${t.watchReaps} of them by watch), ${t.detaches} detached, ${t.departures} left by ending their thread (${t.leftLive} of their blocks live elsewhere, ${t.leftInTransit} in transit; ${t.freedAfterLeft} freed after their owner left), ${t.died} blocks died with their worker, 0 lost or duplicated`;
   if (summary.failed === 0) {
     const known = summary.knownKillLeaks.length > 0 ? `, ${summary.knownKillLeaks.length} known kill/reap leaks tolerated (${summary.knownKillLeaks.map((k) => k.seed).join(', ')})` : '';
     console.log(`swarm: PASS - ${figures}${known} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);

@@ -1,7 +1,8 @@
-// The swarm's CI slice (about 2 minutes on 2 cores): fixed seeds that cover both backends, every pattern,
-// kills with reaps, detaches and departures; then fresh seeds for a bounded time; then a planted bug (one line of the
-// drain protocol flipped in a private copy of the built packages) that the swarm must catch, with a seed
-// that replays. The full soak is `pnpm stress swarm --minutes N` (docs/RELIABILITY.md).
+// The swarm's CI slice (about 2 minutes on 2 cores): fixed seeds that cover the three backends, every pattern,
+// kills with reaps on pool_arena and without on pool_global, detaches and departures; then fresh seeds for a
+// bounded time; then planted bugs (one line of the arena's drain protocol, one of the global pool's free list,
+// flipped in a private copy of the built packages) that the swarm must catch, with a seed that replays. The
+// full soak is `pnpm stress swarm --minutes N` (docs/RELIABILITY.md).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const packages = fileURLToPath(new URL('../../../packages', import.meta.url));
 
 /**
- * Fixed seeds: arena w8 all-to-all with 2 kills, a detach and a departure by process.exit; classic w7 ring
+ * Fixed seeds, drawn as before the swarm drew pool_global runs (`--no-global`): arena w8 all-to-all with 2 kills, a detach and a departure by process.exit; classic w7 ring
  * with 2 detaches and a departure whose event loop runs dry with its last sends in transit; arena w7
  * producer-consumer with a consumer leaving the same way; arena w4 producer-consumer with a kill and an
  * early departure (256 MiB heap); arena w4 ring with an early kill reaped by watch (256 MiB heap); arena w4
@@ -26,6 +27,14 @@ const packages = fileURLToPath(new URL('../../../packages', import.meta.url));
  * that left.
  */
 export const FIXED_SEEDS = ['0x8d4a852a', '0xc4f57283', '0x906019aa', '0x7b071649', '0x036d820c', '0x2d6bc794', '0xc4986e4e', '0xb9426376'];
+
+/**
+ * Fixed seeds on pool_global: two of the seeds above as fresh seeds draw them now (three of the eight draw
+ * pool_global). Global w8 all-to-all with two workers killed in the middle of their churn (never reaped), a
+ * detach and a departure by process.exit; global w4 producer-consumer on a 256 MiB heap with realloc chains,
+ * a consumer killed a third of the way, a detach and a departure by process.exit after handing everything on.
+ */
+export const GLOBAL_SEEDS = ['0x8d4a852a', '0x7b071649'];
 
 /**
  * Flags the CI slice adds while a bug the swarm found is open (it ran `--no-detaches` until the adopter bug,
@@ -45,23 +54,26 @@ afterAll(() => {
 });
 
 describe('the swarm', () => {
-  it('the fixed seeds cover both backends, every pattern, kills, reaps, detaches and departures', () => {
-    const configs = FIXED_SEEDS.map((s) => drawConfig(Number(s)));
-    expect(new Set(configs.map((c) => c.backend))).toEqual(new Set(['pool_arena', 'pool_classic']));
+  it('the fixed seeds cover the three backends, every pattern, kills, reaps, detaches and departures', () => {
+    const global = GLOBAL_SEEDS.map((s) => drawConfig(Number(s)));
+    expect(global.every((c) => c.backend === 'pool_global' && c.kills.length > 0 && c.kills.every((k) => !k.watch))).toBe(true);
+    expect(global.some((c) => c.kills.some((k) => k.atOp > c.ops / 4 && k.atOp < (c.ops * 3) / 4))).toBe(true);
+    const configs = [...FIXED_SEEDS.map((s) => drawConfig(Number(s), 1, { noGlobal: true })), ...global];
+    expect(new Set(configs.map((c) => c.backend))).toEqual(new Set(['pool_arena', 'pool_classic', 'pool_global']));
     expect(new Set(configs.map((c) => c.pattern))).toEqual(new Set(['ring', 'producer-consumer', 'all-to-all']));
     expect(configs.some((c) => c.kills.some((k) => k.watch))).toBe(true);
     expect(configs.some((c) => c.kills.some((k) => !k.watch))).toBe(true);
     expect(configs.some((c) => c.detaches.length > 0)).toBe(true);
-    expect(configs.every((c) => c.backend === 'pool_arena' || c.kills.length === 0)).toBe(true);
+    expect(configs.every((c) => c.backend !== 'pool_classic' || c.kills.length === 0)).toBe(true);
     const departures = configs.flatMap((c) => c.departures.map((d) => ({ ...d, backend: c.backend })));
     expect(new Set(departures.map((d) => d.how))).toEqual(new Set(['natural', 'exit', 'close']));
-    expect(new Set(departures.map((d) => d.backend))).toEqual(new Set(['pool_arena', 'pool_classic']));
+    expect(new Set(departures.map((d) => d.backend))).toEqual(new Set(['pool_arena', 'pool_classic', 'pool_global']));
     expect(departures.some((d) => d.transit && d.handOff === 1)).toBe(true);
     expect(departures.some((d) => !d.transit)).toBe(true);
   });
 
   it('passes on the fixed seeds', () => {
-    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--scale', '0.6', ...OPEN_BUG_FLAGS], 85_000);
+    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--no-global', '--scale', '0.6', ...OPEN_BUG_FLAGS], 85_000);
     console.log(r.out);
     expect(r.status).toBe(0);
     const verdict = r.out.trimEnd().split('\n').at(-1)!;
@@ -72,8 +84,21 @@ describe('the swarm', () => {
     expect(r.out).not.toMatch(/known kill\/reap leak.*\n.*seed 0xc4f57283/); // a classic run never kills
   }, 95_000);
 
-  it('passes on fresh seeds for 40 s (a failure prints the seed to replay)', () => {
-    const r = swarm(['--minutes', '0.66', '--scale', '0.4', ...OPEN_BUG_FLAGS], 100_000);
+  it('passes on the pool_global seeds: the killed workers are never reaped, and only what they held stays live', () => {
+    const r = swarm(['--seed', GLOBAL_SEEDS.join(','), '--scale', '0.6', ...OPEN_BUG_FLAGS], 40_000);
+    console.log(r.out);
+    expect(r.status).toBe(0);
+    const verdict = r.out.trimEnd().split('\n').at(-1)!;
+    expect(verdict).toMatch(/^swarm: PASS - 2 runs, .* 3 workers killed \(0 reaped, 0 of them by watch\)/);
+    // The w8 run's two workers die holding blocks (a few hundred in every replay seen; the w4 run's consumer
+    // held 4 to 71): they died with them, and the pool's live blocks at the end were exactly those.
+    const died = [...r.out.matchAll(/^run \d+ seed \S+: global .* (\d+) died with a worker \(/gm)].map((m) => Number(m[1]));
+    expect(died).toHaveLength(2);
+    expect(died[0]).toBeGreaterThan(0);
+  }, 50_000);
+
+  it('passes on fresh seeds for 30 s (a failure prints the seed to replay)', () => {
+    const r = swarm(['--minutes', '0.5', '--scale', '0.4', ...OPEN_BUG_FLAGS], 90_000);
     console.log(r.out);
     expect(r.status).toBe(0);
     expect(r.out.trimEnd().split('\n').at(-1)).toMatch(/^swarm: PASS - \d+ runs, /);
@@ -86,7 +111,7 @@ describe('the swarm', () => {
     // so the bug is the lost run and never a read past this agent's views).
     const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-arena.js', find: 'reclaimed += reclaimRun(h, run), run = next;', replace: 'reclaimed += reclaimRun(h, run), run = next !== 0 && h.cover(next + 12) ? h.u32[next >>> 2] : 0;' }], packages);
     const t0 = Date.now();
-    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--scale', '0.6', '--lib', lib], 80_000);
+    const r = swarm(['--seed', FIXED_SEEDS.join(','), '--no-global', '--scale', '0.6', '--lib', lib], 80_000);
     console.log(r.out);
     expect(r.status).toBe(1);
     const verdict = r.out.trimEnd().split('\n').at(-1)!;
@@ -95,7 +120,7 @@ describe('the swarm', () => {
     // Far more than the open kill/reap leak ever loses (at most about 11 MB in the soak): the planted bug.
     const [, live, expected] = /live bytes at the end: (\d+), expected (\d+)/.exec(verdict)!;
     expect(Number(live) - Number(expected)).toBeGreaterThan(50 * 2 ** 20);
-    const replay = `pnpm stress swarm --seed ${seed} --scale 0.6 --lib ${lib}`;
+    const replay = `pnpm stress swarm --seed ${seed} --scale 0.6 --no-global --lib ${lib}`;
     expect(r.out).toContain(`replay: ${replay}`);
     console.log(`planted bug caught in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     // The printed seed replays the same run, which fails again.
@@ -104,6 +129,25 @@ describe('the swarm', () => {
     expect(again.status).toBe(1);
     expect(again.out).toContain(`seed ${seed}: `);
   }, 130_000);
+
+  it('catches a planted bug in the global pool: a push drops the free list behind the block it pushes', () => {
+    const dest = mkdtempSync(join(tmpdir(), 'paddock-planted-global-'));
+    temps.push(dest);
+    // One line of the free list, flipped: a pushed block links to nothing instead of the old first block, so
+    // the blocks behind it are free (marked) but on no list: the pool counts them live for good.
+    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-global.js', find: 'u32[at] = s[0], s[0] = p', replace: 'u32[at] = 0, s[0] = p' }], packages);
+    const r = swarm(['--seed', GLOBAL_SEEDS.join(','), '--scale', '0.6', '--lib', lib], 40_000);
+    console.log(r.out);
+    expect(r.status).toBe(1);
+    const verdict = r.out.trimEnd().split('\n').at(-1)!;
+    expect(verdict).toMatch(/^swarm: FAIL - 1 of \d runs failed \((leak|check) 1\); first: seed 0x[0-9a-f]{8}: /);
+    const seed = /first: seed (0x[0-9a-f]{8})/.exec(verdict)![1]!;
+    const replay = `pnpm stress swarm --seed ${seed} --scale 0.6 --lib ${lib}`;
+    expect(r.out).toContain(`replay: ${replay}`);
+    const again = swarm(replay.split(' ').slice(3), 40_000);
+    expect(again.status).toBe(1);
+    expect(again.out).toContain(`seed ${seed}: `);
+  }, 90_000);
 
   it('rejects a bad argument with exit 2', () => {
     const r = swarm(['--runs', 'x'], 10_000);
