@@ -187,6 +187,8 @@ export interface RunFigures {
   freedAfterLeft: number;
   died: number;
   diedBytes: number;
+  /** pool_global: slabs whose blocks were all free that went back to the address space during the run. */
+  slabsReturned: number;
   idles: number;
   waits: number;
   checks: number;
@@ -284,6 +286,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     freedAfterLeft: 0,
     died: 0,
     diedBytes: 0,
+    slabsReturned: 0,
     idles: 0,
     waits: 0,
     checks: 0,
@@ -643,6 +646,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       throw new RunFailure(`check() at the end: ${(e as Error).message}`);
     }
     const s = heap.stats();
+    if (config.backend === 'pool_global') fig.slabsReturned = (heap as unknown as { pool: { returnedSlabs: number } }).pool.returnedSlabs;
     const expectedLive = stranded.bytes;
     const lo = expectedLive - window.bytesLow - fig.quarantinedBytes;
     const hi = expectedLive + window.bytesHigh + fig.quarantinedBytes;
@@ -736,7 +740,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     failed: 0,
     seeds: [],
     failures: [],
-    totals: { ms: 0, blocks: 0, bytes: 0, frees: 0, reallocs: 0, sent: 0, kills: 0, reaps: 0, releaseLiveReaps: 0, watchReaps: 0, detaches: 0, departures: 0, leftLive: 0, leftInTransit: 0, freedAfterLeft: 0, died: 0, diedBytes: 0, idles: 0, waits: 0, checks: 0, mainFrees: 0, quarantinedBytes: 0 },
+    totals: { ms: 0, blocks: 0, bytes: 0, frees: 0, reallocs: 0, sent: 0, kills: 0, reaps: 0, releaseLiveReaps: 0, watchReaps: 0, detaches: 0, departures: 0, leftLive: 0, leftInTransit: 0, freedAfterLeft: 0, died: 0, diedBytes: 0, slabsReturned: 0, idles: 0, waits: 0, checks: 0, mainFrees: 0, quarantinedBytes: 0 },
     failureKinds: {},
     knownKillLeaks: [],
     byBackend: {},
@@ -769,7 +773,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     summary.byBackend[config.backend] = (summary.byBackend[config.backend] ?? 0) + 1;
     summary.byPattern[config.pattern] = (summary.byPattern[config.pattern] ?? 0) + 1;
     summary.byWorkers[config.workers] = (summary.byWorkers[config.workers] ?? 0) + 1;
-    const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed (${f.reaps} reaped, ${f.watchReaps} by watch), ${f.detaches} detached, ${f.departures} left (${f.leftLive} of their blocks live elsewhere, ${f.leftInTransit} in transit; ${f.freedAfterLeft} freed after their owner left), ${f.died} died with a worker (${(f.diedBytes / MiB).toFixed(2)} MiB), ${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
+    const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed (${f.reaps} reaped, ${f.watchReaps} by watch), ${f.detaches} detached, ${f.departures} left (${f.leftLive} of their blocks live elsewhere, ${f.leftInTransit} in transit; ${f.freedAfterLeft} freed after their owner left), ${f.died} died with a worker (${(f.diedBytes / MiB).toFixed(2)} MiB), ${config.backend === 'pool_global' ? `${f.slabsReturned} slabs returned, ` : ''}${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
     if (!f.ok && o.tolerateKillLeaks && config.kills.length > 0 && categorize(f.reason!) === 'leak') {
       summary.passed++;
       summary.knownKillLeaks.push({ seed: f.seed, reason: f.reason! });
