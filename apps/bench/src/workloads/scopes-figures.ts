@@ -33,8 +33,8 @@ export const VARIANTS: readonly Variant[] = [
     name: 'scope',
     peer: 'paddock',
     form: 'scope',
-    what: 'pool_arena, `using s = heap.scope()` per call, `s.malloc` for its allocations',
-    pays: 'a scope pays a bump per allocation and one chunk per call (a 64 KiB heap.malloc when it opens, a free when it closes; a long call takes more chunks, doubling up to 1 MiB, fresh pages on a fresh heap)',
+    what: 'pool_arena, one `heap.scope()` per call closed in a `finally` (what `using` means), `s.malloc` for its allocations',
+    pays: 'a scope pays a bump per allocation and its open and close per call (it starts in the spare chunk the last scope left; a long call takes more chunks from the heap, 64 KiB doubling to 1 MiB, fresh pages on a fresh heap)',
   },
   {
     name: 'global',

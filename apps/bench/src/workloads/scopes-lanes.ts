@@ -11,7 +11,11 @@
  *
  * A loop that runs on more than one heap (control; the malloc form on the arena and the global pool) is
  * recompiled per variant (`recompile`), so it must reference nothing outside its parameters; the scope form
- * runs on one variant only and keeps `using`.
+ * runs on one variant only.
+ *
+ * The scope form closes its scope in a `finally`, which is what `using s = heap.scope()` means. Node 20 has no
+ * `using`: a bundler that targets it compiles each `using` block into a disposal stack (an array, an entry
+ * and two closures per block), which costs more than the scope itself; the lane prices the scope.
  */
 import type { PaddockHeap } from '../peers/paddock-heap.js';
 
@@ -97,8 +101,12 @@ export function scratchMallocLoop(heap: LaneHeap, work: LaneWork, calls: number,
 export function scratchScopeLoop(heap: LaneHeap, work: LaneWork, calls: number, seed: number): number {
   let acc = 0;
   for (let c = 0; c < calls; c++) {
-    using s = heap.scope();
-    acc ^= work.scratch(heap, s.malloc(SCRATCH_BYTES), s.malloc(STRING_BYTES[0]), s.malloc(STRING_BYTES[1]), s.malloc(STRING_BYTES[2]), seed + c);
+    const s = heap.scope();
+    try {
+      acc ^= work.scratch(heap, s.malloc(SCRATCH_BYTES), s.malloc(STRING_BYTES[0]), s.malloc(STRING_BYTES[1]), s.malloc(STRING_BYTES[2]), seed + c);
+    } finally {
+      s.close();
+    }
   }
   return acc | 1;
 }
@@ -121,17 +129,21 @@ export function startupMallocLoop(heap: LaneHeap, work: LaneWork, payload: Uint8
 
 /** Start-up, the scope form: the decode in one scope, released at once at the end. */
 export function startupScopeLoop(heap: LaneHeap, work: LaneWork, payload: Uint8Array, records: number, ptrs: Int32Array): number {
-  using s = heap.scope();
-  let h = 0x811c9dc5 | 0;
-  let at = 0;
-  for (let r = 0; r < records; r++) {
-    const len = payload[at];
-    const p = s.malloc(len);
-    ptrs[r] = p;
-    h = work.record(heap.u8, p, payload, at + 1, len, h);
-    at += 1 + len;
+  const s = heap.scope();
+  try {
+    let h = 0x811c9dc5 | 0;
+    let at = 0;
+    for (let r = 0; r < records; r++) {
+      const len = payload[at];
+      const p = s.malloc(len);
+      ptrs[r] = p;
+      h = work.record(heap.u8, p, payload, at + 1, len, h);
+      at += 1 + len;
+    }
+    return h | 1;
+  } finally {
+    s.close();
   }
-  return h | 1;
 }
 
 /**

@@ -124,7 +124,7 @@ function runnerFor(variant: (typeof VARIANTS)[number], createHeap: CreateHeap): 
     createHeap,
     work: laneWork(owner),
     control: recompile(controlLoop, owner),
-    // The scope form runs on one variant only: its own function is its own copy (and keeps `using`).
+    // The scope form runs on one variant only: its own function is its own copy.
     scratch: variant.form === 'scope' ? scratchScopeLoop : recompile(scratchMallocLoop, owner),
     startup: variant.form === 'scope' ? startupScopeLoop : recompile(startupMallocLoop, owner),
   };
