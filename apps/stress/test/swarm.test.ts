@@ -135,7 +135,7 @@ describe('the swarm', () => {
     temps.push(dest);
     // One line of the free list, flipped: a pushed block links to nothing instead of the old first block, so
     // the blocks behind it are free (marked) but on no list: the pool counts them live for good.
-    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-global.js', find: 'u32[at] = s[0], s[0] = p', replace: 'u32[at] = 0, s[0] = p' }], packages);
+    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-global.js', find: 'u32[at] = s[0], s[0] = first', replace: 'u32[at] = 0, s[0] = first' }], packages);
     const r = swarm(['--seed', GLOBAL_SEEDS.join(','), '--scale', '0.6', '--lib', lib], 40_000);
     console.log(r.out);
     expect(r.status).toBe(1);
