@@ -29,5 +29,35 @@ function median(run) {
   return xs[xs.length >> 1].toFixed(1);
 }
 
+// A scope per call, the shape of the bench's scratch lane: open, 4 KiB and three small strings, close; against
+// the same four blocks as malloc+free pairs. ns per call.
+const CALLS = SCOPES * 100;
+function callScoped(h) {
+  for (let c = 0; c < CALLS; c++) {
+    const scope = h.scope();
+    scope.malloc(4096);
+    scope.malloc(24);
+    scope.malloc(40);
+    scope.malloc(64);
+    scope.close();
+  }
+}
+function callPairs(h) {
+  for (let c = 0; c < CALLS; c++) {
+    const b = h.malloc(4096);
+    const x = h.malloc(24);
+    const y = h.malloc(40);
+    const z = h.malloc(64);
+    h.free(z);
+    h.free(y);
+    h.free(x);
+    h.free(b);
+  }
+}
+function perCall(run) {
+  return ((Number(median(run)) * SCOPES * PER_SCOPE) / CALLS).toFixed(1);
+}
+
 const heap = createHeap({ maxBytes: 1 << 30 });
 console.log(`${heap.backend}: scope.malloc(64) ${median(() => scoped(heap))} ns; heap.malloc(64)+free ${median(() => pairs(heap))} ns`);
+console.log(`${heap.backend}: a scope per call (open, 4 KiB + 24 + 40 + 64 B, close) ${perCall(() => callScoped(heap))} ns; the same as malloc+free pairs ${perCall(() => callPairs(heap))} ns`);
