@@ -161,6 +161,14 @@ export class RemoteChains {
     Atomics.store(h.i32, aw + G_FLUSH_PHASE, 1);
     u32[e] = 0;
     u32[e + 1] = 0;
+    // The chain is last-freed first; reversed, it is in the order the frees came, which is often the order of
+    // the addresses (blocks freed in the order they were allocated), where the insertion sort below is linear
+    // instead of quadratic.
+    for (let a = 0, b = n - 1; a < b; a++, b--) {
+      const t = list[a]!;
+      list[a] = list[b]!;
+      list[b] = t;
+    }
     // Insertion sort by address: members of one slab become adjacent (n <= 32).
     for (let i = 1; i < n; i++) {
       const v = list[i]!;
