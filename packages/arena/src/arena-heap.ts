@@ -32,6 +32,7 @@ import { reapAgent, type ReapReport } from './reap.js';
 import { allocLarge, allocSlow } from './refill.js';
 import { purgeRetained, releaseIdle, sweepDue, type SpanRetention } from './release.js';
 import { RemoteChains } from './remote-chains.js';
+import { EmptySlabs } from './empty-slabs.js';
 import { CLASS_COUNT, MAX_CLASS_SIZE, badSize, classIndex } from './size-class.js';
 import { objectSize, slabFreed } from './slab.js';
 
@@ -98,6 +99,10 @@ export class ArenaHeap {
    * large tier releases its stashed mappings); set by the layer above.
    */
   onReaped: ((area: number) => void) | null;
+  /** @internal empty slabs kept for the next refill of their class (see empty-slabs.ts). */
+  readonly emptySlabs: EmptySlabs;
+  /** @internal refills so far (the refill path looks for due sweeps every few: see refill.ts). */
+  refills: number;
 
   constructor(space: AddressSpace, regions: Regions, registry: Registry, profile: ResolvedProfile) {
     this.space = space;
@@ -125,6 +130,8 @@ export class ArenaHeap {
     this.inherited = new Set<number>();
     this.seenDepartures = 0;
     this.onReaped = null;
+    this.emptySlabs = new EmptySlabs();
+    this.refills = 0;
   }
 
   /** Takes the space's current views (after a commit, which may grow the buffer). */

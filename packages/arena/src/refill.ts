@@ -1,6 +1,7 @@
 /**
  * The allocation slow path: when the current slab of a class is exhausted, the inbox is drained if anything
- * waits (and the allocation retried), then a partial slab of the class is taken, then a new slab in one of
+ * waits (and the allocation retried), then a partial slab of the class is taken, then a kept empty one
+ * (empty-slabs.ts), then a new slab in one of
  * the agent's arenas (newest first), then one in an arena taken over from an owner that left, then a new
  * arena. Large objects take a run of units the same way. Finding a run of units is unit-map.ts's part.
  */
@@ -8,6 +9,7 @@ import { HeapError } from '@paddock/platform';
 import { G_OPENING_ARENA } from './agent-layout.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain } from './drain.js';
+import { TRIM_EVERY } from './empty-slabs.js';
 import {
   A_CARVER,
   A_FREE_UNITS,
@@ -49,8 +51,10 @@ export function allocSlow(h: ArenaHeap, cls: number): number {
     drain(h);
     if (h.current[cls] !== 0) return h.allocClass(cls);
   }
-  if (h.sweepsDue.size !== 0) sweepDue(h, false);
+  // Sweeps and kept-slab trims wait SWEEP_DELAY_MS; a look at the clock costs, so every TRIM_EVERYth refill looks.
+  if ((++h.refills & (TRIM_EVERY - 1)) === 0 && (h.sweepsDue.size !== 0 || h.emptySlabs.overSince !== 0)) sweepDue(h, false);
   let slab = popPartial(h, cls);
+  if (slab === 0) slab = h.emptySlabs.take(h, cls);
   if (slab === 0) slab = reserveSpan(h, spanOf(cls), cls);
   setFlags(h, slab, FLAG_CURRENT, 0);
   h.current[cls] = slab;

@@ -80,11 +80,13 @@ export function releaseSlab(h: ArenaHeap, base: number, u: number, span: number,
 }
 
 /**
- * Sweeps the arenas whose dirty units have stayed at or above the threshold for {@link SWEEP_DELAY_MS}
- * (all of them with `force`); an arena whose dirty units were carved again below it is let off.
+ * Trims the kept empty slabs (empty-slabs.ts) and sweeps the arenas whose dirty units have stayed at or above
+ * the threshold for {@link SWEEP_DELAY_MS} (all of them with `force`); an arena whose dirty units were carved
+ * again below it is let off.
  * Returns the units decommitted.
  */
 export function sweepDue(h: ArenaHeap, force: boolean): number {
+  if (h.emptySlabs.overSince !== 0) h.emptySlabs.trim(h, force);
   let swept = 0;
   const now = force ? 0 : performance.now();
   for (const [base, since] of h.sweepsDue) {
@@ -164,11 +166,12 @@ export function releaseArena(h: ArenaHeap, base: number): void {
 }
 
 /**
- * What an idle agent gives back of its arenas: current slabs with nothing live are released, every dirty
+ * What an idle agent gives back of its arenas: kept empty slabs and current slabs with nothing live are released, every dirty
  * unit is decommitted, and empty arenas go back to their regions but one spare (header pages only), or
  * all of them when `keepSpare` is false (an agent that leaves).
  */
 export function releaseIdle(h: ArenaHeap, keepSpare: boolean): void {
+  h.emptySlabs.releaseAll(h);
   for (let cls = 0; cls < CLASS_COUNT; cls++) {
     const s = h.current[cls]!;
     if (s === 0) continue;

@@ -16,6 +16,8 @@ import { reapOwner } from './reap.js';
 
 /** A chain for one owner is flushed to its inbox when it holds this many objects. */
 export const CHAIN_FLUSH = 32;
+/** Slots of a flush's slab-to-run table: a power of two, twice the members of a chain. */
+const RUN_SLOTS = 64;
 /** Slots the chain map starts with; it doubles to fit the largest owner slot seen. */
 export const CHAIN_MAP_INITIAL = INLINE_MAP_OWNERS;
 
@@ -40,8 +42,14 @@ export class RemoteChains {
   /** Owners whose chain holds objects (some may have been flushed since), in the order their chains began. */
   private pendingOwners: Int32Array;
   private pendingCount: number;
-  /** The objects of the chain being flushed, sorted there. */
+  /** The objects of the chain being flushed. */
   private readonly scratch: Float64Array;
+  /** The flush's table from slab to run: slab key + 1 (0: free slot), first member, tail, length; slots used in order. */
+  private readonly runKey: Int32Array;
+  private readonly runFirst: Int32Array;
+  private readonly runTail: Int32Array;
+  private readonly runLength: Int32Array;
+  private readonly runUsed: Int32Array;
   /**
    * Per owner slot (indexed like the chain map): 1 + the departure count at which that owner was last seen live.
    * An owner leaves by marking its slot and then counting the departure, so while the count is unchanged the
@@ -58,6 +66,11 @@ export class RemoteChains {
     this.pendingOwners = new Int32Array(16);
     this.pendingCount = 0;
     this.scratch = new Float64Array(CHAIN_FLUSH);
+    this.runKey = new Int32Array(RUN_SLOTS);
+    this.runFirst = new Int32Array(RUN_SLOTS);
+    this.runTail = new Int32Array(RUN_SLOTS);
+    this.runLength = new Int32Array(RUN_SLOTS);
+    this.runUsed = new Int32Array(CHAIN_FLUSH);
     this.liveSeen = new Int32Array(this.mapCap);
   }
 
@@ -161,43 +174,45 @@ export class RemoteChains {
     Atomics.store(h.i32, aw + G_FLUSH_PHASE, 1);
     u32[e] = 0;
     u32[e + 1] = 0;
-    // The chain is last-freed first; reversed, it is in the order the frees came, which is often the order of
-    // the addresses (blocks freed in the order they were allocated), where the insertion sort below is linear
-    // instead of quadratic.
-    for (let a = 0, b = n - 1; a < b; a++, b--) {
-      const t = list[a]!;
-      list[a] = list[b]!;
-      list[b] = t;
-    }
-    // Insertion sort by address: members of one slab become adjacent (n <= 32).
-    for (let i = 1; i < n; i++) {
-      const v = list[i]!;
-      let j = i - 1;
-      while (j >= 0 && list[j]! > v) {
-        list[j + 1] = list[j]!;
-        j--;
+    // Group by slab: a small open-addressed table from slab to run (n <= 32 members, 64 slots), so grouping is
+    // linear whatever order the frees came in. A member joins its slab's run at the front; the first member seen
+    // stays the run's tail, which carries the run's first member and length.
+    const key = this.runKey;
+    const first = this.runFirst;
+    const tails = this.runTail;
+    const length = this.runLength;
+    const used = this.runUsed;
+    let runs = 0;
+    for (let i = 0; i < n; i++) {
+      const m = list[i]!;
+      const k = (m >>> UNIT_SHIFT) + 1;
+      let slot = Math.imul(k, 0x9e3779b1) >>> 26;
+      while (key[slot] !== 0 && key[slot] !== k) slot = (slot + 1) & (RUN_SLOTS - 1);
+      if (key[slot] === 0) {
+        key[slot] = k;
+        first[slot] = m;
+        tails[slot] = m;
+        length[slot] = 1;
+        used[runs++] = slot;
+      } else {
+        u32[m >>> 2] = first[slot]!;
+        first[slot] = m;
+        length[slot]!++;
       }
-      list[j + 1] = v;
     }
+    // One run per slab, linked tail to tail.
     let firstTail = 0;
     let prevTail = 0;
-    let i = 0;
-    while (i < n) {
-      const first = list[i]!;
-      const key = first >>> UNIT_SHIFT;
-      let j = i;
-      while (j + 1 < n && list[j + 1]! >>> UNIT_SHIFT === key) {
-        u32[list[j]! >>> 2] = list[j + 1]!;
-        j++;
-      }
-      const tail = list[j]!;
+    for (let r = 0; r < runs; r++) {
+      const slot = used[r]!;
+      const tail = tails[slot]!;
       const tw = tail >>> 2;
-      u32[tw + 1] = first;
-      u32[tw + 2] = j - i + 1;
+      u32[tw + 1] = first[slot]!;
+      u32[tw + 2] = length[slot]!;
       if (prevTail !== 0) u32[prevTail >>> 2] = tail;
       else firstTail = tail;
       prevTail = tail;
-      i = j + 1;
+      key[slot] = 0;
     }
     h.registry.pushInbox(home, firstTail, prevTail);
     Atomics.store(h.i32, aw + G_FLUSH_PHASE, 0);

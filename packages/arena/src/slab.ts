@@ -103,6 +103,7 @@ export function slabFreed(h: ArenaHeap, p: number, ri: number, info: number, liv
       return;
     }
     if ((info & FLAG_PARTIAL) !== 0) unlinkPartial(h, base, s, cls);
+    if (cls !== LARGE_CLASS && h.emptySlabs.keep(h, s, ri, cls)) return;
     releaseSlab(h, base, u, h.i32[ri + R_SPAN]!, cls === LARGE_CLASS);
   } else if ((info & (FLAG_CURRENT | FLAG_PARTIAL)) === 0) {
     pushPartial(h, base, s, cls);

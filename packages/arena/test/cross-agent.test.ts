@@ -29,6 +29,8 @@ describe('cross-agent frees', () => {
     expect(inboxRuns(heap, owner.slot)).toEqual(new Array(16).fill(32));
     expect(owner.drain()).toBe(512);
     owner.check();
+    expect(owner.emptySlabs.count).toBe(1); // kept for the class's next refill
+    owner.emptySlabs.releaseAll(owner);
     expect(owner.stats().perClass[0]!.slabs).toBe(1);
     expect(owner.malloc(16 * KiB)).toBe(slab[0]); // the released unit is the lowest free one again
     owner.check();

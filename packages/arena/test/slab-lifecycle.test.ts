@@ -30,17 +30,53 @@ describe('slab lifecycle', () => {
     a.check();
   });
 
-  it('a fully freed slab is released and re-carved for the 16 KiB class', () => {
+  it('a fully freed slab is kept for its class and serves its next refill; released, it is re-carved for the 16 KiB class', () => {
     const heap = makeHeap();
     const a = heap.agent();
     const slab: number[] = [];
     for (let k = 0; k < 512; k++) slab.push(a.malloc(32));
-    a.malloc(32); // a second slab becomes current
+    const second = a.malloc(32); // a second slab becomes current
     for (const p of slab) a.free(p);
     a.check();
-    expect(a.stats().perClass[0]!.slabs).toBe(1);
-    const block = a.malloc(16 * KiB);
-    expect(block).toBe(slab[0]);
+    expect(a.emptySlabs.count).toBe(1); // kept, laid out, nothing live
+    expect(a.stats().perClass[0]!.slabs).toBe(2);
+    for (let k = 1; k < 512; k++) a.malloc(32); // fill the current slab
+    expect(a.malloc(32)).toBe(slab[0]); // the refill takes the kept slab, bumping from its start
+    expect(a.emptySlabs.count).toBe(0);
+    a.check();
+    // Emptied again and released (the idle return releases what is kept): its unit is the lowest free one.
+    const again = [slab[0]!];
+    for (let k = 1; k < 512; k++) again.push(a.malloc(32));
+    a.malloc(32); // a third slab becomes current
+    for (const p of again) a.free(p);
+    a.emptySlabs.releaseAll(a);
+    expect(a.stats().perClass[0]!.slabs).toBe(2);
+    expect(a.malloc(16 * KiB)).toBe(slab[0]);
+    expect(second).toBe(slab[0]! + 16 * KiB);
+    a.check();
+  });
+
+  it('empty slabs are kept; those above the sweep threshold go back when the sweep comes due', () => {
+    const heap = makeHeap();
+    const a = heap.agent();
+    const budget = a.sweepThreshold;
+    const blocks: number[] = [];
+    for (let k = 0; k < budget + 4; k++) blocks.push(a.malloc(16 * KiB)); // one-unit slabs of one block each
+    a.malloc(16 * KiB); // the class's current slab
+    const arena = heap.regions.arenaBase(blocks[0]!);
+    const freeUnits = () => (heap.space.refresh(), heap.space.i32[(arena >>> 2) + 2]!);
+    const before = freeUnits();
+    for (const p of blocks) a.free(p);
+    expect(a.emptySlabs.count).toBe(budget + 4); // all kept for now
+    expect(freeUnits()).toBe(before);
+    a.sweepDue(false); // not due yet: kept above the threshold for less than the sweep delay
+    expect(a.emptySlabs.count).toBe(budget + 4);
+    a.sweepDue(true); // due (forced here): the oldest four go back, the threshold's worth stays
+    expect(a.emptySlabs.count).toBe(budget);
+    expect(freeUnits() - before).toBe(4);
+    a.check();
+    a.releaseIdle(true);
+    expect(a.emptySlabs.count).toBe(0);
     a.check();
   });
 
@@ -109,6 +145,7 @@ describe('arena geometry', () => {
     for (let k = 0; k < 510; k++) blocks.push(a.malloc(16 * KiB));
     const arena = heap.regions.arenaBase(blocks[0]!);
     for (let k = 0; k < 510; k += 2) a.free(blocks[k]!);
+    a.emptySlabs.releaseAll(a); // the last emptied slabs were kept for their class: release them too
     const runBound = () => (heap.space.refresh(), heap.space.i32[(arena >>> 2) + 3]);
     expect(runBound()).toBe(510); // an upper bound: no search has failed yet
     const big = a.malloc(64 * KiB); // needs 4 adjacent units: not in the first arena
@@ -124,6 +161,7 @@ describe('arena geometry', () => {
     // Freeing block 1 joins units 2-4 into a run of 3; the bound must let a 32 KiB search back in,
     // which takes the highest two units of that run.
     a.free(blocks[1]!);
+    a.emptySlabs.releaseAll(a);
     expect(runBound()).toBe(3);
     const again = a.malloc(32 * KiB);
     expect(again).toBe(blocks[1]);
@@ -141,6 +179,7 @@ describe('arena geometry', () => {
     a.malloc(16 * KiB); // the class's current block now sits in a third arena
     const committedFull = heap.space.committedBytes;
     for (const p of blocks.slice(0, 510)) a.free(p);
+    a.emptySlabs.releaseAll(a); // the last emptied slabs were kept for their class: release them too
     // Not at once: an agent that empties an arena often carves the same units again right away.
     expect(heap.space.committedBytes).toBe(committedFull);
     expect(a.sweepDue(false)).toBe(0); // nothing has waited SWEEP_DELAY_MS yet
@@ -150,6 +189,7 @@ describe('arena geometry', () => {
     expect(heap.space.isCommitted(first! + HEADER_UNITS * UNIT, 8 * MiB - HEADER_UNITS * UNIT)).toBe(false);
     expect(committedFull - heap.space.committedBytes).toBe(510 * UNIT);
     for (const p of blocks.slice(510)) a.free(p);
+    a.emptySlabs.releaseAll(a);
     expect(heap.regions.isCarved(second!)).toBe(true); // again not at once
     a.sweepDue(true);
     expect(a.ownArenas()).toHaveLength(2);
