@@ -266,6 +266,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
       largeBytes: a.largeBytes,
       retention: this.tier.stats(),
       quarantinedBytes: a.quarantinedBytes,
+      keptSlabs: a.keptSlabs,
+      keptBytes: a.keptBytes,
       adoptedSlots: [...this.arena.adoptedSlots()],
       nextTickMs: this.interval,
     };

@@ -54,6 +54,12 @@ export interface ArenaHeapStats extends HeapStatsCore {
   retention: { budgetBytes: number; ledgerBytes: number; retainedBytes: number; stashEntries: number; stashBytes: number; mappingsAllocated: number };
   /** Bytes of slabs quarantined by reaps this agent ran (left half-updated by an agent that died). */
   quarantinedBytes: number;
+  /**
+   * Slabs this agent's frees (and drains) emptied, kept laid out for their class's next refill, and their bytes
+   * (committed, nothing live); those above the sweep threshold go back after the sweep delay, all on the idle return.
+   */
+  keptSlabs: number;
+  keptBytes: number;
   /** Owner slots of detached or reaped agents this agent adopted. */
   adoptedSlots: number[];
 }

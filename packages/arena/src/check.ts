@@ -64,6 +64,9 @@ export interface ArenaStats {
   largeBytes: number;
   pendingChainObjects: number;
   quarantinedBytes: number;
+  /** Emptied slabs kept for their class's next refill, and their bytes (see empty-slabs.ts). */
+  keptSlabs: number;
+  keptBytes: number;
   perClass: ClassStats[];
 }
 
@@ -115,6 +118,8 @@ export function stats(h: ArenaHeap): ArenaStats {
     largeBytes,
     pendingChainObjects: h.chains.pendingObjects(),
     quarantinedBytes: h.quarantinedBytes,
+    keptSlabs: h.emptySlabs.count,
+    keptBytes: h.emptySlabs.bytes,
     perClass,
   };
 }

@@ -93,6 +93,11 @@ export class EmptySlabs {
     return released;
   }
 
+  /** Bytes of the slabs kept now, every class. */
+  get bytes(): number {
+    return this.units << UNIT_SHIFT;
+  }
+
   /** Slabs kept now, every class. */
   get count(): number {
     let n = 0;

@@ -39,6 +39,7 @@ describe('slab lifecycle', () => {
     for (const p of slab) a.free(p);
     a.check();
     expect(a.emptySlabs.count).toBe(1); // kept, laid out, nothing live
+    expect(a.stats()).toMatchObject({ keptSlabs: 1, keptBytes: 16 * KiB });
     expect(a.stats().perClass[0]!.slabs).toBe(2);
     for (let k = 1; k < 512; k++) a.malloc(32); // fill the current slab
     expect(a.malloc(32)).toBe(slab[0]); // the refill takes the kept slab, bumping from its start
