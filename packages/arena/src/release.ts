@@ -18,6 +18,8 @@ import {
   A_UNIT_BITS,
   FLAG_CURRENT,
   HEADER_UNITS,
+  R_BUMP,
+  R_FREE,
   R_INFO,
   R_LIVE,
   R_SPAN,
@@ -44,14 +46,50 @@ export interface SpanRetention {
   admitUnits(units: number): boolean;
   /** `units` retained units left the ledger (carved again, or their arena was released). */
   unitsTaken(units: number): void;
+  /**
+   * Whether the freed large block at `s` on `span` units may stay parked: laid out whole with nothing live
+   * (its units in use, its records kept), so that the next large block of the same span takes it back without
+   * a search or a record rewrite. If so its units are on the ledger and the block on the tier's park list.
+   */
+  parkRun(s: number, span: number): boolean;
+  /**
+   * A parked block for a large block of `span` units, off the list and the ledger (0 when none is parked on
+   * exactly `span` units; a larger one, if any, is released first so that the carve finds its units retained).
+   */
+  takeParked(span: number): number;
+  /** Releases every parked block (its units retained where the ledger admits them); returns how many. */
+  releaseParked(): number;
 }
 
 /**
- * Releases the slab (or large block, with `large`) on units [u, u + span) of the arena at `base`: its records
- * go free and its units are cleared in the bitmap, then kept committed for the large tier, decommitted at once
- * (a span of at least the decommit span, or an inherited arena), or marked dirty for a sweep.
+ * Releases the slab (or large block, with `large`) on units [u, u + span) of the arena at `base`. A large block
+ * the tier parks stays as it is, empty; otherwise its records go free and its units are cleared in the bitmap,
+ * then kept committed for the large tier, decommitted at once (a span of at least the decommit span, or an
+ * inherited arena), or marked dirty for a sweep.
  */
 export function releaseSlab(h: ArenaHeap, base: number, u: number, span: number, large: boolean): void {
+  if (large && h.retention !== null && !(h.inherited.size !== 0 && h.inherited.has(base)) && h.retention.parkRun(base + (u << UNIT_SHIFT), span)) {
+    // Parked: an empty large block that never handed anything out, as a reaper's repair reads it (and releases it).
+    const ri = recordIndex(base, u);
+    h.u32[ri + R_FREE] = 0;
+    h.u32[ri + R_BUMP] = base + (u << UNIT_SHIFT);
+    return;
+  }
+  freeUnits(h, base, u, span, large);
+}
+
+/**
+ * Releases a parked large block (see {@link SpanRetention.parkRun}; the tier has taken it off its list and
+ * ledger): its units go free as a freed large block's do, retained if the ledger admits them.
+ */
+export function unparkRun(h: ArenaHeap, s: number): void {
+  const base = (s & h.arenaMask) >>> 0;
+  const u = (s - base) >>> UNIT_SHIFT;
+  freeUnits(h, base, u, h.i32[recordIndex(base, u) + R_SPAN]!, true);
+}
+
+/** Frees units [u, u + span) of the arena at `base` (see {@link releaseSlab}). */
+function freeUnits(h: ArenaHeap, base: number, u: number, span: number, large: boolean): void {
   const i32 = h.i32;
   const hb = base >>> 2;
   for (let k = u; k < u + span; k++) {
