@@ -140,9 +140,11 @@ export class LargeTier implements SpanRetention {
     const bytes = this.parkedSpan[i]! * UNIT;
     this.parkedBytes -= bytes;
     this.ledger -= bytes;
-    this.parkedCount--;
-    this.parkedAt.copyWithin(i, i + 1, this.parkedCount + 1);
-    this.parkedSpan.copyWithin(i, i + 1, this.parkedCount + 1);
+    const n = --this.parkedCount;
+    for (let k = i; k < n; k++) {
+      this.parkedAt[k] = this.parkedAt[k + 1]!;
+      this.parkedSpan[k] = this.parkedSpan[k + 1]!;
+    }
   }
 
   /** Releases parked block `i`: off the list and the ledger, then its units go free (retained if admitted). */
@@ -248,8 +250,8 @@ export class LargeTier implements SpanRetention {
     const committed = u32[at + 3 * i + 2]!;
     this.stashBytes -= committed;
     this.ledger -= committed;
-    this.stashCount--;
-    u32.copyWithin(at + 3 * i, at + 3 * (i + 1), at + 3 * (this.stashCount + 1));
+    const n = --this.stashCount;
+    for (let w = at + 3 * i; w < at + 3 * n; w++) u32[w] = u32[w + 3]!;
     Atomics.store(u32, (this.arena.agentArea >>> 2) + G_STASH_COUNT, this.stashCount);
   }
 
