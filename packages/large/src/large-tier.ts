@@ -181,7 +181,9 @@ export class LargeTier implements SpanRetention {
       const base = u32[at + 3 * i]!;
       this.unlistStashed(i);
       this.setPayload(base, size);
-      this.writeState(base, LIVE);
+      // A plain store: the pointer reaches another agent (whose free's CAS must see it live) only through
+      // something that orders it after this.
+      this.space.i32[(base >>> 2) + M_STATE] = LIVE;
       this.allocated++;
       return base + MAPPING_HEADER_BYTES;
     }
@@ -235,7 +237,7 @@ export class LargeTier implements SpanRetention {
       u32[w + 1] = reservation / 1024;
       u32[w + 2] = committed;
       this.stashCount++;
-      Atomics.store(u32, (this.arena.agentArea >>> 2) + G_STASH_COUNT, this.stashCount);
+      u32[(this.arena.agentArea >>> 2) + G_STASH_COUNT] = this.stashCount; // read by a reaper, once this agent is gone
       this.stashBytes += committed;
       this.ledger += committed;
     } else {
@@ -252,7 +254,7 @@ export class LargeTier implements SpanRetention {
     this.ledger -= committed;
     const n = --this.stashCount;
     for (let w = at + 3 * i; w < at + 3 * n; w++) u32[w] = u32[w + 3]!;
-    Atomics.store(u32, (this.arena.agentArea >>> 2) + G_STASH_COUNT, this.stashCount);
+    u32[(this.arena.agentArea >>> 2) + G_STASH_COUNT] = this.stashCount;
   }
 
   /** Payload bytes of the oversized object at `p`. */
@@ -395,9 +397,6 @@ export class LargeTier implements SpanRetention {
     space.u32[(base >>> 2) + M_BYTES] = size;
   }
 
-  private writeState(base: number, state: number): void {
-    Atomics.store(this.space.i32, (base >>> 2) + M_STATE, state);
-  }
 
   private releaseMapping(base: number, reservation: number): void {
     const i32 = this.space.i32;
