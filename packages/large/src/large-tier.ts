@@ -35,6 +35,8 @@ export interface LargeStats {
   parkedBlocks: number;
   stashEntries: number;
   stashBytes: number;
+  /** Committed bytes over the ledger's count: the newest stashed mapping's pages past its cut, not yet decommitted. */
+  uncutBytes: number;
   /** Oversized mappings this agent handed out and has not seen freed. */
   mappingsAllocated: number;
 }
@@ -74,6 +76,12 @@ export class LargeTier implements SpanRetention {
   /** Mappings in the stash (kept in the agent area, oldest first, where a reaper can find it). */
   private stashCount = 0;
   private stashBytes = 0;
+  /**
+   * The stashed mapping whose payload is still to be cut to {@link cutPayload} bytes (0: none). The ledger
+   * already counts it cut; until then its committed bytes run over the budget by less than half of it.
+   */
+  private cutBase = 0;
+  private cutPayload = 0;
   private allocated = 0;
   private readonly arenaBytes: number;
   private readonly arenaMask: number;
@@ -180,6 +188,8 @@ export class LargeTier implements SpanRetention {
       if (u32[at + 3 * i + 1] !== kib) continue;
       const base = u32[at + 3 * i]!;
       this.unlistStashed(i);
+      if (base === this.cutBase) this.cutBase = 0; // taken back before its cut: nothing to decommit
+      else if (this.cutBase !== 0) this.cutPending();
       this.setPayload(base, size);
       // A plain store: the pointer reaches another agent (whose free's CAS must see it live) only through
       // something that orders it after this.
@@ -187,6 +197,7 @@ export class LargeTier implements SpanRetention {
       this.allocated++;
       return base + MAPPING_HEADER_BYTES;
     }
+    if (this.cutBase !== 0) this.cutPending();
     const base = this.space.reserve(reservation, this.arenaBytes);
     this.space.commit(base, PAGE_SIZE);
     const i32 = this.space.i32;
@@ -219,7 +230,8 @@ export class LargeTier implements SpanRetention {
       throw new HeapError('DOUBLE_FREE', `double free of the oversized block at ${formatAddress(p)}`, p);
     }
     this.allocated = Math.max(0, this.allocated - 1);
-    const committed = committedBytes(bytes);
+    if (this.cutBase !== 0) this.cutPending();
+    let committed = committedBytes(bytes);
     if (this.ledger + committed > this.budgetBytes && this.stashCount > 0) {
       const u32 = this.space.u32;
       const at = (this.arena.agentArea + STASH_OFFSET) >>> 2;
@@ -230,7 +242,16 @@ export class LargeTier implements SpanRetention {
         this.releaseMapping(oldBase, oldReservation);
       }
     }
-    if (this.ledger + committed <= this.budgetBytes && this.stashCount < STASH_CAPACITY) {
+    const room = this.budgetBytes - this.ledger;
+    if (committed > room && 2 * room >= committed && this.stashCount < STASH_CAPACITY) {
+      // At least half of it fits: stashed with its payload to be cut to what fits, the cut put off until the
+      // next operation that does not take it back (see cutPending), so that a free followed by a malloc of its
+      // size costs no system call.
+      this.cutPayload = Math.floor(room / PAGE_SIZE) * PAGE_SIZE - PAGE_SIZE;
+      this.cutBase = base;
+      committed = committedBytes(this.cutPayload);
+    }
+    if (committed <= room && this.stashCount < STASH_CAPACITY) {
       const u32 = this.space.u32;
       const w = ((this.arena.agentArea + STASH_OFFSET) >>> 2) + 3 * this.stashCount;
       u32[w] = base;
@@ -243,6 +264,13 @@ export class LargeTier implements SpanRetention {
     } else {
       this.releaseMapping(base, reservation);
     }
+  }
+
+  /** Makes the cut put off by the last free (see {@link cutBase}): the mapping's payload pages past it are decommitted. */
+  private cutPending(): void {
+    const base = this.cutBase;
+    this.cutBase = 0;
+    this.setPayload(base, this.cutPayload);
   }
 
   /** Takes stash entry `i` off the stash (in the agent area) and its committed bytes off the ledger. */
@@ -290,6 +318,7 @@ export class LargeTier implements SpanRetention {
     let bytes = this.arena.purgeRetained() * UNIT;
     this.ledger -= this.retained;
     this.retained = 0;
+    this.cutBase = 0; // released whole below
     while (this.stashCount !== 0) {
       const u32 = this.space.u32;
       const at = (this.arena.agentArea + STASH_OFFSET) >>> 2;
@@ -334,6 +363,7 @@ export class LargeTier implements SpanRetention {
       parkedBlocks: this.parkedCount,
       stashEntries: this.stashCount,
       stashBytes: this.stashBytes,
+      uncutBytes: this.cutBase === 0 ? 0 : committedBytes(this.space.u32[(this.cutBase >>> 2) + M_BYTES]!) - committedBytes(this.cutPayload),
       mappingsAllocated: this.allocated,
     };
   }
