@@ -1,6 +1,7 @@
 /**
  * Giving memory back: a slab whose last object was freed is released (its units cleared in the bitmap and
- * decommitted at once, marked dirty for a later sweep, or kept committed for the large tier), dirty units are
+ * decommitted at once, marked dirty for a later sweep, or kept committed for the large tier; a large block the
+ * large tier parks stays laid out whole), dirty units are
  * swept once they have stayed above the threshold for a while, and an arena left empty goes back to its region
  * (or stays as the agent's one spare). An idle agent gives back what it can in one go.
  */
