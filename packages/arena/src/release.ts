@@ -203,11 +203,14 @@ export function releaseArena(h: ArenaHeap, base: number): void {
 }
 
 /**
- * What an idle agent gives back of its arenas: current slabs with nothing live are released, every dirty
- * unit is decommitted, and empty arenas go back to their regions but one spare (header pages only), or
+ * What an idle agent gives back of its arenas: parked large blocks and current slabs with nothing live are
+ * released, every dirty unit is decommitted, and empty arenas go back to their regions but one spare (header pages only), or
  * all of them when `keepSpare` is false (an agent that leaves).
  */
 export function releaseIdle(h: ArenaHeap, keepSpare: boolean): void {
+  // Parked large blocks first (a drain after the tier's purge may have parked one): an arena handed over
+  // must hold no empty block that only this agent's list knows of.
+  if (h.retention !== null) h.retention.releaseParked();
   for (let cls = 0; cls < CLASS_COUNT; cls++) {
     const s = h.current[cls]!;
     if (s === 0) continue;

@@ -166,7 +166,8 @@ export class LargeTier implements SpanRetention {
 
   /** Reservation size for an oversized payload of `size` bytes (a power of two, at least an arena). */
   reservationFor(size: number): number {
-    const r = POWERS_OF_TWO[32 - Math.clz32(size + MAPPING_HEADER_BYTES - 1)]!;
+    const n = size + MAPPING_HEADER_BYTES;
+    const r = n > 2 ** 31 ? 2 ** 32 : POWERS_OF_TWO[32 - Math.clz32(n - 1)]!;
     return r > this.arenaBytes ? r : this.arenaBytes;
   }
 

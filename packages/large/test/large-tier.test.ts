@@ -70,6 +70,7 @@ describe('oversized mappings', () => {
     expect(tier.reservationFor(arena.largeMax + 1)).toBe(8 * MiB); // one arena: 8160 KiB + 16 KiB fits
     expect(tier.reservationFor(16 * MiB - MAPPING_HEADER_BYTES)).toBe(16 * MiB);
     expect(tier.reservationFor(16 * MiB - MAPPING_HEADER_BYTES + 1)).toBe(32 * MiB);
+    expect(tier.reservationFor(2 ** 31 - MAPPING_HEADER_BYTES + 1)).toBe(2 ** 32);
     const p = tier.mallocOversized(12 * MiB);
     expect((p - MAPPING_HEADER_BYTES) % arena.arenaBytes).toBe(0);
     expect(tier.isMapping(p)).toBe(true);
@@ -163,6 +164,16 @@ describe('a same-size free and malloc', () => {
     over.arena.free(y); // the ledger is full: y's units are decommitted at once
     expect(over.tier.parked()).toEqual([x]);
     expect(over.space.isCommitted(y, 2 * MiB)).toBe(false);
+  });
+
+  it('an agent that gives back what it holds idle, or leaves, releases its parked blocks first', () => {
+    const { arena, tier } = setup(16 * MiB);
+    const a = arena.allocLarge(2 * MiB);
+    arena.free(a); // parked, as a block a drain delivers after the tier's purge would be
+    arena.releaseIdle(false);
+    expect(tier.stats()).toMatchObject({ parkedBlocks: 0, retainedBytes: 0, ledgerBytes: 0 }); // its empty arena went back
+    expect(arena.stats()).toMatchObject({ usedUnits: 0, arenas: 0 });
+    tier.check();
   });
 
   it('the purge (the idle return) gives parked blocks back', () => {
