@@ -85,6 +85,9 @@ export class LargeTier implements SpanRetention {
   private allocated = 0;
   private readonly arenaBytes: number;
   private readonly arenaMask: number;
+  /** Word indexes of the stash's first entry and of its count in the agent area. */
+  private readonly stashAt: number;
+  private readonly stashCountAt: number;
 
   constructor(space: AddressSpace, arena: ArenaHeap, budgetBytes: number) {
     this.space = space;
@@ -92,6 +95,8 @@ export class LargeTier implements SpanRetention {
     this.budgetBytes = budgetBytes;
     this.arenaBytes = arena.arenaBytes;
     this.arenaMask = ~(arena.arenaBytes - 1);
+    this.stashAt = (arena.agentArea + STASH_OFFSET) >>> 2;
+    this.stashCountAt = (arena.agentArea >>> 2) + G_STASH_COUNT;
     arena.retention = this;
   }
 
@@ -184,14 +189,14 @@ export class LargeTier implements SpanRetention {
     const reservation = this.reservationFor(size);
     const kib = reservation / 1024;
     const u32 = this.space.u32;
-    const at = (this.arena.agentArea + STASH_OFFSET) >>> 2;
+    const at = this.stashAt;
     for (let i = this.stashCount - 1; i >= 0; i--) {
       if (u32[at + 3 * i + 1] !== kib) continue;
       const base = u32[at + 3 * i]!;
       this.unlistStashed(i);
       if (base === this.cutBase) this.cutBase = 0; // taken back before its cut: nothing to decommit
       else if (this.cutBase !== 0) this.cutPending();
-      this.setPayload(base, size);
+      if (u32[(base >>> 2) + M_BYTES] !== size) this.setPayload(base, size);
       // A plain store: the pointer reaches another agent (whose free's CAS must see it live) only through
       // something that orders it after this.
       this.space.i32[(base >>> 2) + M_STATE] = LIVE;
@@ -235,7 +240,7 @@ export class LargeTier implements SpanRetention {
     let committed = committedBytes(bytes);
     if (this.ledger + committed > this.budgetBytes && this.stashCount > 0) {
       const u32 = this.space.u32;
-      const at = (this.arena.agentArea + STASH_OFFSET) >>> 2;
+      const at = this.stashAt;
       const oldBase = u32[at]!;
       const oldReservation = u32[at + 1]! * 1024;
       if (oldReservation !== reservation && this.ledger - u32[at + 2]! + committed <= this.budgetBytes) {
@@ -254,12 +259,12 @@ export class LargeTier implements SpanRetention {
     }
     if (committed <= room && this.stashCount < STASH_CAPACITY) {
       const u32 = this.space.u32;
-      const w = ((this.arena.agentArea + STASH_OFFSET) >>> 2) + 3 * this.stashCount;
+      const w = this.stashAt + 3 * this.stashCount;
       u32[w] = base;
       u32[w + 1] = reservation / 1024;
       u32[w + 2] = committed;
       this.stashCount++;
-      u32[(this.arena.agentArea >>> 2) + G_STASH_COUNT] = this.stashCount; // read by a reaper, once this agent is gone
+      u32[this.stashCountAt] = this.stashCount; // read by a reaper, once this agent is gone
       this.stashBytes += committed;
       this.ledger += committed;
     } else {
@@ -277,13 +282,13 @@ export class LargeTier implements SpanRetention {
   /** Takes stash entry `i` off the stash (in the agent area) and its committed bytes off the ledger. */
   private unlistStashed(i: number): void {
     const u32 = this.space.u32;
-    const at = (this.arena.agentArea + STASH_OFFSET) >>> 2;
+    const at = this.stashAt;
     const committed = u32[at + 3 * i + 2]!;
     this.stashBytes -= committed;
     this.ledger -= committed;
     const n = --this.stashCount;
     for (let w = at + 3 * i; w < at + 3 * n; w++) u32[w] = u32[w + 3]!;
-    u32[(this.arena.agentArea >>> 2) + G_STASH_COUNT] = this.stashCount;
+    u32[this.stashCountAt] = this.stashCount;
   }
 
   /** Payload bytes of the oversized object at `p`. */
@@ -322,7 +327,7 @@ export class LargeTier implements SpanRetention {
     this.cutBase = 0; // released whole below
     while (this.stashCount !== 0) {
       const u32 = this.space.u32;
-      const at = (this.arena.agentArea + STASH_OFFSET) >>> 2;
+      const at = this.stashAt;
       const base = u32[at]!;
       const reservation = u32[at + 1]! * 1024;
       bytes += u32[at + 2]!;
