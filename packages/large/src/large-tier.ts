@@ -384,7 +384,10 @@ export class LargeTier implements SpanRetention {
     return Array.from(this.parkedAt.subarray(0, this.parkedCount));
   }
 
-  /** Validates the ledger, every parked block's span and every stashed mapping. @throws HeapError CORRUPTION. */
+  /**
+   * Validates the ledger, the parked blocks' bytes, every stashed mapping and the one waiting for its cut.
+   * @throws HeapError CORRUPTION.
+   */
   check(): void {
     let parkedBytes = 0;
     for (let i = 0; i < this.parkedCount; i++) parkedBytes += this.parkedSpan[i]! * UNIT;
@@ -393,6 +396,9 @@ export class LargeTier implements SpanRetention {
     const i32 = this.space.i32;
     const stash = readStash(this.space, this.arena.agentArea);
     if (stash.length !== this.stashCount) throw new HeapError('CORRUPTION', `stash holds ${stash.length} mappings, counted ${this.stashCount}`);
+    if (this.cutBase !== 0 && !stash.some((e) => e.base === this.cutBase)) {
+      throw new HeapError('CORRUPTION', `the mapping at ${formatAddress(this.cutBase)} waits for its cut but is not stashed`, this.cutBase);
+    }
     for (const e of stash) {
       const hw = e.base >>> 2;
       if (i32[hw + M_MAGIC] !== MAPPING_MAGIC || i32[hw + M_STATE] !== STASHED || i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation) {
