@@ -232,9 +232,10 @@ function checkArena(h: ArenaHeap, base: number): void {
  * What is wrong with the record of the slab whose head is unit `u` of the arena at `base` (a head record, not
  * quarantined), as the error {@link check} throws for it; null when it is consistent. Consistent: its span fits
  * the arena, its units are marked used and each continuation names its distance back to the head; a large
- * block's size is a 1 KiB multiple above 1 MiB that fills its span, with one live object, the bump at its end
- * and no free list; a class slab spans what its class does, its bump lies inside on the class grid, its free
- * list stays inside below the bump on the grid without a cycle, and live + listed + unbumped = capacity.
+ * block's size is a 1 KiB multiple above 1 MiB that fills its span, with one live object and the bump at its
+ * end (or, parked, none and the bump at its start) and no free list; a class slab spans what its class does,
+ * its bump lies inside on the class grid, its free list stays inside below the bump on the grid without a
+ * cycle, and live + listed + unbumped = capacity.
  * The flags (partial, current) are not looked at: check() compares them with the lists, a repair rebuilds both.
  */
 export function slabProblem(h: ArenaHeap, base: number, u: number): HeapError | null {
@@ -258,7 +259,8 @@ export function slabProblem(h: ArenaHeap, base: number, u: number): HeapError | 
   if (cls === LARGE_CLASS) {
     const bytes = u32[ri + R_SIZE]!;
     if (bytes <= MAX_CLASS_SIZE || bytes % LARGE_ROUND !== 0 || span !== Math.ceil(bytes / UNIT)) return corrupt(s, `large block of ${bytes} bytes on ${span} units`);
-    if (live !== 1 || bump !== s + bytes || u32[ri + R_FREE] !== 0) return corrupt(s, 'large block record is inconsistent');
+    // Live, or parked by the large tier (empty: nothing live, the bump at its start).
+    if (live !== (bump === s ? 0 : 1) || (live === 1 && bump !== s + bytes) || u32[ri + R_FREE] !== 0) return corrupt(s, 'large block record is inconsistent');
     return null;
   }
   if (cls >= CLASS_COUNT || span !== spanOf(cls)) return corrupt(base, `unit ${u}: span ${span} for class ${cls}`);

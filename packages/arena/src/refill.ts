@@ -77,8 +77,8 @@ function popPartial(h: ArenaHeap, cls: number): number {
 
 /**
  * Allocates a large object: above 1 MiB up to `largeMax`, rounded up to 1 KiB, one object on its own run of
- * units. Frees delivered by other agents are drained first, so their units (often still retained, committed)
- * serve this request.
+ * units. Frees delivered by other agents are drained first, so their blocks (often parked whole, or their units
+ * retained, committed) serve this request.
  * @throws RangeError for a size outside (1 MiB, largeMax].
  */
 export function allocLarge(h: ArenaHeap, size: number): number {
@@ -88,7 +88,10 @@ export function allocLarge(h: ArenaHeap, size: number): number {
   if (h.detached) throw detachedError();
   if (h.slot !== 0 && Atomics.load(h.i32, h.inbox) !== 0) drain(h);
   const bytes = Math.ceil(size / LARGE_ROUND) * LARGE_ROUND;
-  const s = reserveSpan(h, Math.ceil(bytes / UNIT), LARGE_CLASS);
+  const span = Math.ceil(bytes / UNIT);
+  // A parked block of the same span is laid out already: no search, no record to rewrite.
+  let s = h.retention !== null ? h.retention.takeParked(span) : 0;
+  if (s === 0) s = reserveSpan(h, span, LARGE_CLASS);
   const base = (s & h.arenaMask) >>> 0;
   const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
   h.u32[ri + R_SIZE] = bytes;
@@ -112,7 +115,9 @@ function reserveSpan(h: ArenaHeap, span: number, cls: number): number {
     const u = span === 1 ? findUnit(h, base) : findRun(h, base, span);
     if (u >= 0) return initSlab(h, base, u, span, cls);
   }
-  // Before carving: owners that left may have arenas with room (and frees waiting for someone to take them).
+  // Before carving: parked large blocks go back to the units (retained), and owners that left may have
+  // arenas with room (and frees waiting for someone to take them).
+  if (h.retention !== null && h.retention.releaseParked() !== 0) return reserveSpan(h, span, cls);
   if (h.registry.departures() !== h.seenDepartures && adoptOrphans(h) !== 0) return reserveSpan(h, span, cls);
   const base = newArena(h);
   const u = span === 1 ? findUnit(h, base) : findRun(h, base, span);

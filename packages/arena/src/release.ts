@@ -1,6 +1,7 @@
 /**
  * Giving memory back: a slab whose last object was freed is released (its units cleared in the bitmap and
- * decommitted at once, marked dirty for a later sweep, or kept committed for the large tier), dirty units are
+ * decommitted at once, marked dirty for a later sweep, or kept committed for the large tier; a large block the
+ * large tier parks stays laid out whole), dirty units are
  * swept once they have stayed above the threshold for a while, and an arena left empty goes back to its region
  * (or stays as the agent's one spare). An idle agent gives back what it can in one go.
  */
@@ -18,6 +19,8 @@ import {
   A_UNIT_BITS,
   FLAG_CURRENT,
   HEADER_UNITS,
+  R_BUMP,
+  R_FREE,
   R_INFO,
   R_LIVE,
   R_SPAN,
@@ -44,14 +47,50 @@ export interface SpanRetention {
   admitUnits(units: number): boolean;
   /** `units` retained units left the ledger (carved again, or their arena was released). */
   unitsTaken(units: number): void;
+  /**
+   * Whether the freed large block at `s` on `span` units may stay parked: laid out whole with nothing live
+   * (its units in use, its records kept), so that the next large block of the same span takes it back without
+   * a search or a record rewrite. If so its units are on the ledger and the block on the tier's park list.
+   */
+  parkRun(s: number, span: number): boolean;
+  /**
+   * A parked block for a large block of `span` units, off the list and the ledger (0 when none is parked on
+   * exactly `span` units; a larger one, if any, is released first so that the carve finds its units retained).
+   */
+  takeParked(span: number): number;
+  /** Releases every parked block (its units retained where the ledger admits them); returns how many. */
+  releaseParked(): number;
 }
 
 /**
- * Releases the slab (or large block, with `large`) on units [u, u + span) of the arena at `base`: its records
- * go free and its units are cleared in the bitmap, then kept committed for the large tier, decommitted at once
- * (a span of at least the decommit span, or an inherited arena), or marked dirty for a sweep.
+ * Releases the slab (or large block, with `large`) on units [u, u + span) of the arena at `base`. A large block
+ * the tier parks stays as it is, empty; otherwise its records go free and its units are cleared in the bitmap,
+ * then kept committed for the large tier, decommitted at once (a span of at least the decommit span, or an
+ * inherited arena), or marked dirty for a sweep.
  */
 export function releaseSlab(h: ArenaHeap, base: number, u: number, span: number, large: boolean): void {
+  if (large && h.retention !== null && !(h.inherited.size !== 0 && h.inherited.has(base)) && h.retention.parkRun(base + (u << UNIT_SHIFT), span)) {
+    // Parked: an empty large block that never handed anything out, as a reaper's repair reads it (and releases it).
+    const ri = recordIndex(base, u);
+    h.u32[ri + R_FREE] = 0;
+    h.u32[ri + R_BUMP] = base + (u << UNIT_SHIFT);
+    return;
+  }
+  freeUnits(h, base, u, span, large);
+}
+
+/**
+ * Releases a parked large block (see {@link SpanRetention.parkRun}; the tier has taken it off its list and
+ * ledger): its units go free as a freed large block's do, retained if the ledger admits them.
+ */
+export function unparkRun(h: ArenaHeap, s: number): void {
+  const base = (s & h.arenaMask) >>> 0;
+  const u = (s - base) >>> UNIT_SHIFT;
+  freeUnits(h, base, u, h.i32[recordIndex(base, u) + R_SPAN]!, true);
+}
+
+/** Frees units [u, u + span) of the arena at `base` (see {@link releaseSlab}). */
+function freeUnits(h: ArenaHeap, base: number, u: number, span: number, large: boolean): void {
   const i32 = h.i32;
   const hb = base >>> 2;
   for (let k = u; k < u + span; k++) {
@@ -166,12 +205,15 @@ export function releaseArena(h: ArenaHeap, base: number): void {
 }
 
 /**
- * What an idle agent gives back of its arenas: kept empty slabs and current slabs with nothing live are released, every dirty
- * unit is decommitted, and empty arenas go back to their regions but one spare (header pages only), or
- * all of them when `keepSpare` is false (an agent that leaves).
+ * What an idle agent gives back of its arenas: kept empty slabs, parked large blocks and current slabs with
+ * nothing live are released, every dirty unit is decommitted, and empty arenas go back to their regions but one
+ * spare (header pages only), or all of them when `keepSpare` is false (an agent that leaves).
  */
 export function releaseIdle(h: ArenaHeap, keepSpare: boolean): void {
   h.emptySlabs.releaseAll(h);
+  // Parked large blocks too (a drain after the tier's purge may have parked one): an arena handed over must
+  // hold no empty block that only this agent's list knows of.
+  if (h.retention !== null) h.retention.releaseParked();
   for (let cls = 0; cls < CLASS_COUNT; cls++) {
     const s = h.current[cls]!;
     if (s === 0) continue;

@@ -1,11 +1,13 @@
 /**
- * One agent's large and oversized tier, and its retention ledger.
+ * One agent's large and oversized tier, and its retention ledger: which freed large blocks stay parked whole
+ * (found again by span), and the stash of freed oversized mappings (kept in the agent area, found again by
+ * reservation size).
  *
  * Mapping header (at the mapping's base, aligned to the arena size, so `p & ~(arenaBytes - 1)` finds it),
  * Int32 words: 0 kind (2, no owner), 1 magic 'PMAP', 2 reservation in KiB, 3 payload bytes, 4 state
  * (1 live, 2 stashed; changed by CAS, so two agents freeing one mapping cannot both win).
  */
-import { G_STASH_COUNT, KIND_MAPPING, MAPPING_MAGIC, STASH_CAPACITY, STASH_OFFSET, UNIT, type ArenaHeap, type SpanRetention } from '@paddock/arena';
+import { G_STASH_COUNT, KIND_MAPPING, MAPPING_MAGIC, STASH_CAPACITY, STASH_OFFSET, UNIT, unparkRun, type ArenaHeap, type SpanRetention } from '@paddock/arena';
 import { HeapError, PAGE_SIZE, describeValue, formatAddress, type AddressSpace } from '@paddock/platform';
 
 /** The payload of an oversized mapping starts this far into it. */
@@ -17,20 +19,29 @@ const M_BYTES = 3;
 const M_STATE = 4;
 const LIVE = 1;
 const STASHED = 2;
+/** 2 ** k for k = 0..32 (a table read: `2 ** k` is a call to pow). */
+const POWERS_OF_TWO = Float64Array.from({ length: 33 }, (_, k) => 2 ** k);
+/** At most this many freed large blocks stay parked (their units also count against the budget). */
+export const PARK_CAPACITY = 16;
 
 /** What {@link LargeTier.stats} reports. */
 export interface LargeStats {
   budgetBytes: number;
-  /** Bytes on the ledger: retained large units plus committed bytes of stashed mappings. */
+  /** Bytes on the ledger: retained large units (parked blocks included) plus committed bytes of stashed mappings. */
   ledgerBytes: number;
+  /** Units of freed large blocks kept committed, in bytes: free retained units and parked blocks. */
   retainedBytes: number;
+  /** Freed large blocks parked whole. */
+  parkedBlocks: number;
   stashEntries: number;
   stashBytes: number;
+  /** Committed bytes over the ledger's count: the newest stashed mapping's pages past its cut, not yet decommitted. */
+  uncutBytes: number;
   /** Oversized mappings this agent handed out and has not seen freed. */
   mappingsAllocated: number;
 }
 
-/** One stashed mapping: words [base, reservation in KiB, committed bytes] in the agent area. */
+/** One stashed mapping, as a reaper reads it: words [base, reservation in KiB, committed bytes] in the agent area. */
 interface StashEntry {
   base: number;
   reservation: number;
@@ -49,30 +60,34 @@ function readStash(space: AddressSpace, area: number): StashEntry[] {
   return out;
 }
 
-/** Writes `entries` as the stash of the agent area at `area`. */
-function writeStash(space: AddressSpace, area: number, entries: readonly StashEntry[]): void {
-  const u32 = space.u32;
-  entries.forEach((e, i) => {
-    const w = ((area + STASH_OFFSET) >>> 2) + 3 * i;
-    u32[w] = e.base;
-    u32[w + 1] = e.reservation / 1024;
-    u32[w + 2] = e.committed;
-  });
-  Atomics.store(u32, (area >>> 2) + G_STASH_COUNT, entries.length);
-}
-
 export class LargeTier implements SpanRetention {
   readonly space: AddressSpace;
   readonly arena: ArenaHeap;
   /** The profile's large-retention budget in bytes. */
   budgetBytes: number;
   private ledger = 0;
+  /** Bytes of free retained units (parked blocks are in {@link parkedBytes}). */
   private retained = 0;
-  /** Oldest first; mirrored into the agent area (where a reaper can find it) on every change. */
-  private readonly stash: StashEntry[] = [];
+  /** Parked large blocks, oldest first: address and span. A reaper finds them in the arena (empty large blocks). */
+  private readonly parkedAt = new Uint32Array(PARK_CAPACITY);
+  private readonly parkedSpan = new Int32Array(PARK_CAPACITY);
+  private parkedCount = 0;
+  private parkedBytes = 0;
+  /** Mappings in the stash (kept in the agent area, oldest first, where a reaper can find it). */
+  private stashCount = 0;
+  private stashBytes = 0;
+  /**
+   * The stashed mapping whose payload is still to be cut to {@link cutPayload} bytes (0: none). The ledger
+   * already counts it cut; until then its committed bytes run over the budget by less than half of it.
+   */
+  private cutBase = 0;
+  private cutPayload = 0;
   private allocated = 0;
   private readonly arenaBytes: number;
   private readonly arenaMask: number;
+  /** Word indexes of the stash's first entry and of its count in the agent area. */
+  private readonly stashAt: number;
+  private readonly stashCountAt: number;
 
   constructor(space: AddressSpace, arena: ArenaHeap, budgetBytes: number) {
     this.space = space;
@@ -80,6 +95,8 @@ export class LargeTier implements SpanRetention {
     this.budgetBytes = budgetBytes;
     this.arenaBytes = arena.arenaBytes;
     this.arenaMask = ~(arena.arenaBytes - 1);
+    this.stashAt = (arena.agentArea + STASH_OFFSET) >>> 2;
+    this.stashCountAt = (arena.agentArea >>> 2) + G_STASH_COUNT;
     arena.retention = this;
   }
 
@@ -98,11 +115,65 @@ export class LargeTier implements SpanRetention {
     this.retained -= units * UNIT;
   }
 
+  parkRun(s: number, span: number): boolean {
+    const bytes = span * UNIT;
+    if (this.parkedCount === PARK_CAPACITY || this.ledger + bytes > this.budgetBytes) return false;
+    this.parkedAt[this.parkedCount] = s;
+    this.parkedSpan[this.parkedCount] = span;
+    this.parkedCount++;
+    this.parkedBytes += bytes;
+    this.ledger += bytes;
+    return true;
+  }
+
+  takeParked(span: number): number {
+    let larger = -1;
+    for (let i = this.parkedCount - 1; i >= 0; i--) {
+      const k = this.parkedSpan[i]!;
+      if (k === span) {
+        const s = this.parkedAt[i]!;
+        this.unlistParked(i);
+        return s;
+      }
+      if (k > span && larger < 0) larger = i;
+    }
+    // None of this span: a larger one goes back to its units, retained, for the carve to take.
+    if (larger >= 0) this.unpark(larger);
+    return 0;
+  }
+
+  releaseParked(): number {
+    const n = this.parkedCount;
+    while (this.parkedCount !== 0) this.unpark(this.parkedCount - 1);
+    return n;
+  }
+
+  /** Takes parked block `i` off the list and the ledger. */
+  private unlistParked(i: number): void {
+    const bytes = this.parkedSpan[i]! * UNIT;
+    this.parkedBytes -= bytes;
+    this.ledger -= bytes;
+    const n = --this.parkedCount;
+    for (let k = i; k < n; k++) {
+      this.parkedAt[k] = this.parkedAt[k + 1]!;
+      this.parkedSpan[k] = this.parkedSpan[k + 1]!;
+    }
+  }
+
+  /** Releases parked block `i`: off the list and the ledger, then its units go free (retained if admitted). */
+  private unpark(i: number): void {
+    const s = this.parkedAt[i]!;
+    this.unlistParked(i);
+    unparkRun(this.arena, s);
+  }
+
   // ---- oversized ---------------------------------------------------------------------------------
 
-  /** Reservation size for an oversized payload of `size` bytes. */
+  /** Reservation size for an oversized payload of `size` bytes (a power of two, at least an arena). */
   reservationFor(size: number): number {
-    return Math.max(this.arenaBytes, 2 ** Math.ceil(Math.log2(size + MAPPING_HEADER_BYTES)));
+    const n = size + MAPPING_HEADER_BYTES;
+    const r = n > 2 ** 31 ? 2 ** 32 : POWERS_OF_TWO[32 - Math.clz32(n - 1)]!;
+    return r > this.arenaBytes ? r : this.arenaBytes;
   }
 
   /**
@@ -116,17 +187,23 @@ export class LargeTier implements SpanRetention {
       throw new RangeError(`oversized size must be an integer above ${this.arena.largeMax} up to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
     }
     const reservation = this.reservationFor(size);
-    for (let i = this.stash.length - 1; i >= 0; i--) {
-      const e = this.stash[i]!;
-      if (e.reservation !== reservation) continue;
-      this.stash.splice(i, 1);
-      this.saveStash();
-      this.ledger -= e.committed;
-      this.setPayload(e.base, size);
-      this.writeState(e.base, LIVE);
+    const kib = reservation / 1024;
+    const u32 = this.space.u32;
+    const at = this.stashAt;
+    for (let i = this.stashCount - 1; i >= 0; i--) {
+      if (u32[at + 3 * i + 1] !== kib) continue;
+      const base = u32[at + 3 * i]!;
+      this.unlistStashed(i);
+      if (base === this.cutBase) this.cutBase = 0; // taken back before its cut: nothing to decommit
+      else if (this.cutBase !== 0) this.cutPending();
+      if (u32[(base >>> 2) + M_BYTES] !== size) this.setPayload(base, size);
+      // A plain store: the pointer reaches another agent (whose free's CAS must see it live) only through
+      // something that orders it after this.
+      this.space.i32[(base >>> 2) + M_STATE] = LIVE;
       this.allocated++;
-      return e.base + MAPPING_HEADER_BYTES;
+      return base + MAPPING_HEADER_BYTES;
     }
+    if (this.cutBase !== 0) this.cutPending();
     const base = this.space.reserve(reservation, this.arenaBytes);
     this.space.commit(base, PAGE_SIZE);
     const i32 = this.space.i32;
@@ -159,23 +236,59 @@ export class LargeTier implements SpanRetention {
       throw new HeapError('DOUBLE_FREE', `double free of the oversized block at ${formatAddress(p)}`, p);
     }
     this.allocated = Math.max(0, this.allocated - 1);
-    const committed = committedBytes(bytes);
-    if (this.ledger + committed > this.budgetBytes && this.stash.length > 0) {
-      const oldest = this.stash[0]!;
-      if (oldest.reservation !== reservation && this.ledger - oldest.committed + committed <= this.budgetBytes) {
-        this.stash.shift();
-        this.saveStash();
-        this.ledger -= oldest.committed;
-        this.releaseMapping(oldest.base, oldest.reservation);
+    if (this.cutBase !== 0) this.cutPending();
+    let committed = committedBytes(bytes);
+    if (this.ledger + committed > this.budgetBytes && this.stashCount > 0) {
+      const u32 = this.space.u32;
+      const at = this.stashAt;
+      const oldBase = u32[at]!;
+      const oldReservation = u32[at + 1]! * 1024;
+      if (oldReservation !== reservation && this.ledger - u32[at + 2]! + committed <= this.budgetBytes) {
+        this.unlistStashed(0);
+        this.releaseMapping(oldBase, oldReservation);
       }
     }
-    if (this.ledger + committed <= this.budgetBytes && this.stash.length < STASH_CAPACITY) {
-      this.stash.push({ base, reservation, committed });
-      this.saveStash();
+    const room = this.budgetBytes - this.ledger;
+    if (committed > room && 2 * room >= committed && this.stashCount < STASH_CAPACITY) {
+      // At least half of it fits: stashed with its payload to be cut to what fits, the cut put off until the
+      // next operation that does not take it back (see cutPending), so that a free followed by a malloc of its
+      // size costs no system call.
+      this.cutPayload = Math.floor(room / PAGE_SIZE) * PAGE_SIZE - PAGE_SIZE;
+      this.cutBase = base;
+      committed = committedBytes(this.cutPayload);
+    }
+    if (committed <= room && this.stashCount < STASH_CAPACITY) {
+      const u32 = this.space.u32;
+      const w = this.stashAt + 3 * this.stashCount;
+      u32[w] = base;
+      u32[w + 1] = reservation / 1024;
+      u32[w + 2] = committed;
+      this.stashCount++;
+      u32[this.stashCountAt] = this.stashCount; // read by a reaper, once this agent is gone
+      this.stashBytes += committed;
       this.ledger += committed;
     } else {
       this.releaseMapping(base, reservation);
     }
+  }
+
+  /** Makes the cut put off by the last free (see {@link cutBase}): the mapping's payload pages past it are decommitted. */
+  private cutPending(): void {
+    const base = this.cutBase;
+    this.cutBase = 0;
+    this.setPayload(base, this.cutPayload);
+  }
+
+  /** Takes stash entry `i` off the stash (in the agent area) and its committed bytes off the ledger. */
+  private unlistStashed(i: number): void {
+    const u32 = this.space.u32;
+    const at = this.stashAt;
+    const committed = u32[at + 3 * i + 2]!;
+    this.stashBytes -= committed;
+    this.ledger -= committed;
+    const n = --this.stashCount;
+    for (let w = at + 3 * i; w < at + 3 * n; w++) u32[w] = u32[w + 3]!;
+    u32[this.stashCountAt] = this.stashCount;
   }
 
   /** Payload bytes of the oversized object at `p`. */
@@ -202,18 +315,25 @@ export class LargeTier implements SpanRetention {
 
   // ---- purge and inspection ----------------------------------------------------------------------
 
-  /** Returns every retained unit and stashed mapping to the OS; the ledger ends at 0. Returns the bytes. */
+  /**
+   * Returns every parked block, retained unit and stashed mapping to the OS; the ledger ends at 0. Returns the
+   * bytes.
+   */
   purge(): number {
+    this.releaseParked(); // their units become retained units, decommitted next
     let bytes = this.arena.purgeRetained() * UNIT;
     this.ledger -= this.retained;
     this.retained = 0;
-    for (const e of this.stash) {
-      bytes += e.committed;
-      this.ledger -= e.committed;
-      this.releaseMapping(e.base, e.reservation);
+    this.cutBase = 0; // released whole below
+    while (this.stashCount !== 0) {
+      const u32 = this.space.u32;
+      const at = this.stashAt;
+      const base = u32[at]!;
+      const reservation = u32[at + 1]! * 1024;
+      bytes += u32[at + 2]!;
+      this.unlistStashed(0);
+      this.releaseMapping(base, reservation);
     }
-    this.stash.length = 0;
-    this.saveStash();
     return bytes;
   }
 
@@ -237,45 +357,60 @@ export class LargeTier implements SpanRetention {
       this.releaseMapping(e.base, e.reservation);
       released++;
     }
-    writeStash(this.space, area, []);
+    Atomics.store(this.space.u32, (area >>> 2) + G_STASH_COUNT, 0);
     return { released, skipped };
   }
 
-  private saveStash(): void {
-    writeStash(this.space, this.arena.agentArea, this.stash);
-  }
-
   stats(): LargeStats {
-    let stashBytes = 0;
-    for (const e of this.stash) stashBytes += e.committed;
     return {
       budgetBytes: this.budgetBytes,
       ledgerBytes: this.ledger,
-      retainedBytes: this.retained,
-      stashEntries: this.stash.length,
-      stashBytes,
+      retainedBytes: this.retained + this.parkedBytes,
+      parkedBlocks: this.parkedCount,
+      stashEntries: this.stashCount,
+      stashBytes: this.stashBytes,
+      uncutBytes: this.cutBase === 0 ? 0 : committedBytes(this.space.u32[(this.cutBase >>> 2) + M_BYTES]!) - committedBytes(this.cutPayload),
       mappingsAllocated: this.allocated,
     };
   }
 
   /** Stashed mappings, oldest first (addresses of their payloads). */
   stashed(): number[] {
-    return this.stash.map((e) => e.base + MAPPING_HEADER_BYTES);
+    return readStash(this.space, this.arena.agentArea).map((e) => e.base + MAPPING_HEADER_BYTES);
   }
 
-  /** Validates the ledger and every stashed mapping. @throws HeapError CORRUPTION. */
+  /** Parked large blocks, oldest first (their addresses). */
+  parked(): number[] {
+    return Array.from(this.parkedAt.subarray(0, this.parkedCount));
+  }
+
+  /**
+   * Validates the ledger, the parked blocks' bytes, every stashed mapping and the one waiting for its cut.
+   * @throws HeapError CORRUPTION.
+   */
   check(): void {
+    let parkedBytes = 0;
+    for (let i = 0; i < this.parkedCount; i++) parkedBytes += this.parkedSpan[i]! * UNIT;
+    if (parkedBytes !== this.parkedBytes) throw new HeapError('CORRUPTION', `parked blocks hold ${parkedBytes} bytes, counted ${this.parkedBytes}`);
     let stashBytes = 0;
     const i32 = this.space.i32;
-    for (const e of this.stash) {
+    const stash = readStash(this.space, this.arena.agentArea);
+    if (stash.length !== this.stashCount) throw new HeapError('CORRUPTION', `stash holds ${stash.length} mappings, counted ${this.stashCount}`);
+    if (this.cutBase !== 0 && !stash.some((e) => e.base === this.cutBase)) {
+      throw new HeapError('CORRUPTION', `the mapping at ${formatAddress(this.cutBase)} waits for its cut but is not stashed`, this.cutBase);
+    }
+    for (const e of stash) {
       const hw = e.base >>> 2;
       if (i32[hw + M_MAGIC] !== MAPPING_MAGIC || i32[hw + M_STATE] !== STASHED || i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation) {
         throw new HeapError('CORRUPTION', `stashed mapping at ${formatAddress(e.base)} has a bad header`, e.base);
       }
       stashBytes += e.committed;
     }
-    if (this.ledger !== this.retained + stashBytes || this.ledger < 0 || this.ledger > this.budgetBytes) {
-      throw new HeapError('CORRUPTION', `retention ledger ${this.ledger} != retained ${this.retained} + stashed ${stashBytes} (budget ${this.budgetBytes})`);
+    if (stashBytes !== this.stashBytes || this.ledger !== this.retained + parkedBytes + stashBytes || this.ledger < 0 || this.ledger > this.budgetBytes) {
+      throw new HeapError(
+        'CORRUPTION',
+        `retention ledger ${this.ledger} != retained ${this.retained} + parked ${parkedBytes} + stashed ${stashBytes} (budget ${this.budgetBytes})`,
+      );
     }
   }
 
@@ -304,9 +439,6 @@ export class LargeTier implements SpanRetention {
     space.u32[(base >>> 2) + M_BYTES] = size;
   }
 
-  private writeState(base: number, state: number): void {
-    Atomics.store(this.space.i32, (base >>> 2) + M_STATE, state);
-  }
 
   private releaseMapping(base: number, reservation: number): void {
     const i32 = this.space.i32;

@@ -1,6 +1,7 @@
-// The tier on its own: the ledger's admission, the stash and its one eviction, purge, and the reaper's view.
+// The tier on its own: the ledger's admission, parked large blocks, the stash and its one eviction, the cut
+// put off, purge, and the reaper's view.
 import { ArenaHeap, UNIT } from '@paddock/arena';
-import { HeapError, createAddressSpace } from '@paddock/platform';
+import { HeapError, PAGE_SIZE, createAddressSpace, openAddressSpace, type AddressSpace } from '@paddock/platform';
 import { resolveProfile } from '@paddock/profile';
 import { Regions } from '@paddock/region';
 import { Registry } from '@paddock/registry';
@@ -15,6 +16,24 @@ function setup(budget: number) {
   const registry = Registry.create(space);
   const arena = new ArenaHeap(space, regions, registry, resolveProfile(3, regions.geometry.unitsPerArena));
   return { space, arena, tier: new LargeTier(space, arena, budget) };
+}
+
+/** Another agent of `space`'s heap in this thread (opening the space as a worker would), with its own tier. */
+function agentOf(space: AddressSpace, budget: number) {
+  const s = openAddressSpace(space.handle, { pageReturn: 'native' });
+  const regions = Regions.open(s);
+  const arena = new ArenaHeap(s, regions, Registry.open(s), resolveProfile(3, regions.geometry.unitsPerArena));
+  return { space: s, arena, tier: new LargeTier(s, arena, budget) };
+}
+
+/** Catches what `fn` throws. */
+function thrown(fn: () => unknown): (Error & { code?: string }) | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return e as Error & { code?: string };
+  }
+  return undefined;
 }
 
 describe('retention ledger', () => {
@@ -51,6 +70,7 @@ describe('oversized mappings', () => {
     expect(tier.reservationFor(arena.largeMax + 1)).toBe(8 * MiB); // one arena: 8160 KiB + 16 KiB fits
     expect(tier.reservationFor(16 * MiB - MAPPING_HEADER_BYTES)).toBe(16 * MiB);
     expect(tier.reservationFor(16 * MiB - MAPPING_HEADER_BYTES + 1)).toBe(32 * MiB);
+    expect(tier.reservationFor(2 ** 31 - MAPPING_HEADER_BYTES + 1)).toBe(2 ** 32);
     const p = tier.mallocOversized(12 * MiB);
     expect((p - MAPPING_HEADER_BYTES) % arena.arenaBytes).toBe(0);
     expect(tier.isMapping(p)).toBe(true);
@@ -86,3 +106,156 @@ describe('oversized mappings', () => {
     tier.freeOversized(p, 9 * MiB);
   });
 });
+
+describe('a same-size free and malloc', () => {
+  it('a freed large block is parked whole and the next block of its span takes it back, records untouched', () => {
+    const { arena, tier, space } = setup(16 * MiB);
+    const a = arena.allocLarge(2 * MiB);
+    const used = arena.stats().usedUnits;
+    arena.free(a);
+    expect(tier.parked()).toEqual([a]);
+    expect(tier.stats()).toMatchObject({ parkedBlocks: 1, retainedBytes: 2 * MiB, ledgerBytes: 2 * MiB });
+    expect(arena.stats().usedUnits).toBe(used); // its units stay in use: nothing to search for or rewrite
+    expect(arena.stats().largeObjects).toBe(0);
+    expect(space.isCommitted(a, 2 * MiB)).toBe(true);
+    arena.check();
+    tier.check();
+    // A parked block is freed: every free of it is refused before anything changes.
+    expect(thrown(() => arena.free(a))?.code).toBe('DOUBLE_FREE');
+    expect(thrown(() => arena.validateFree(a, 2 * MiB))?.code).toBe('DOUBLE_FREE');
+    expect(tier.parked()).toEqual([a]);
+    const b = arena.allocLarge(2 * MiB - 1024); // the same span of 128 units
+    expect(b).toBe(a);
+    expect(arena.usableSize(b)).toBe(2 * MiB - 1024);
+    expect(tier.stats()).toMatchObject({ parkedBlocks: 0, retainedBytes: 0, ledgerBytes: 0 });
+    arena.check();
+    tier.check();
+    arena.free(b, 2 * MiB - 1024);
+    expect(tier.parked()).toEqual([b]);
+  });
+
+  it('a block of another span is carved: a larger parked block goes back to retained units first', () => {
+    const { arena, tier } = setup(16 * MiB);
+    const a = arena.allocLarge(3 * MiB); // 192 units
+    arena.free(a);
+    const b = arena.allocLarge(2 * MiB); // 128 units, from the top of the retained run
+    expect(b).toBe(a + 64 * UNIT);
+    expect(tier.stats()).toMatchObject({ parkedBlocks: 0, retainedBytes: 64 * UNIT, ledgerBytes: 64 * UNIT });
+    arena.check();
+    tier.check();
+  });
+
+  it('parked blocks go back to the units before a new arena is carved, and the ledger bounds them', () => {
+    const { arena, tier } = setup(6 * MiB);
+    const blocks = [0, 1, 2].map(() => arena.allocLarge(2 * MiB)); // 384 of an arena's 510 usable units
+    expect(arena.arenas.length).toBe(1);
+    for (const p of blocks) arena.free(p);
+    expect(tier.stats().parkedBlocks).toBe(3);
+    const small = Array.from({ length: 300 }, () => arena.malloc(16 * 1024)); // one unit each
+    expect(arena.arenas.length).toBe(1);
+    expect(tier.stats().parkedBlocks).toBe(0);
+    expect(tier.stats().ledgerBytes).toBeLessThanOrEqual(6 * MiB);
+    for (const p of small) arena.free(p);
+    arena.check();
+    tier.check();
+    const over = setup(2 * MiB);
+    const [x, y] = [over.arena.allocLarge(2 * MiB), over.arena.allocLarge(2 * MiB)];
+    over.arena.free(x);
+    over.arena.free(y); // the ledger is full: y's units are decommitted at once
+    expect(over.tier.parked()).toEqual([x]);
+    expect(over.space.isCommitted(y, 2 * MiB)).toBe(false);
+  });
+
+  it('an agent that gives back what it holds idle, or leaves, releases its parked blocks first', () => {
+    const { arena, tier } = setup(16 * MiB);
+    const a = arena.allocLarge(2 * MiB);
+    arena.free(a); // parked, as a block a drain delivers after the tier's purge would be
+    arena.releaseIdle(false);
+    expect(tier.stats()).toMatchObject({ parkedBlocks: 0, retainedBytes: 0, ledgerBytes: 0 }); // its empty arena went back
+    expect(arena.stats()).toMatchObject({ usedUnits: 0, arenas: 0 });
+    tier.check();
+  });
+
+  it('the purge (the idle return) gives parked blocks back', () => {
+    const { arena, tier, space } = setup(16 * MiB);
+    const a = arena.allocLarge(4 * MiB);
+    arena.free(a);
+    expect(tier.purge()).toBe(4 * MiB);
+    expect(tier.stats()).toMatchObject({ parkedBlocks: 0, retainedBytes: 0, ledgerBytes: 0 });
+    expect(space.isCommitted(a, 4 * MiB)).toBe(false);
+    expect(arena.stats().usedUnits).toBe(0);
+    arena.check();
+    tier.check();
+  });
+
+  it('a freed mapping is taken back from the stash without a new reservation or a commit', () => {
+    const { tier, space } = setup(16 * MiB);
+    const p = tier.mallocOversized(8 * MiB);
+    const reserved = space.reservedBytes;
+    tier.freeOversized(p);
+    expect(tier.mallocOversized(8 * MiB)).toBe(p);
+    expect(space.reservedBytes).toBe(reserved);
+    expect(space.isCommitted(p, 8 * MiB)).toBe(true);
+    expect(tier.stats()).toMatchObject({ stashEntries: 0, ledgerBytes: 0 });
+    tier.check();
+  });
+
+  it('a mapping of which at least half fits the ledger is stashed, its cut put off until an operation that does not take it back', () => {
+    const { tier, space } = setup(16 * MiB);
+    const p = tier.mallocOversized(16 * MiB); // 16 MiB + its header page: one page over the budget
+    tier.freeOversized(p);
+    expect(tier.stashed()).toEqual([p]);
+    expect(tier.stats()).toMatchObject({ stashEntries: 1, ledgerBytes: 16 * MiB, uncutBytes: PAGE_SIZE });
+    tier.check();
+    expect(tier.mallocOversized(16 * MiB)).toBe(p); // taken back before the cut: nothing was decommitted
+    expect(space.isCommitted(p, 16 * MiB)).toBe(true);
+    expect(tier.stats()).toMatchObject({ stashEntries: 0, ledgerBytes: 0, uncutBytes: 0 });
+    tier.freeOversized(p);
+    const q = tier.mallocOversized(9 * MiB); // another reservation size: the cut is made first
+    expect(tier.stats().uncutBytes).toBe(0);
+    expect(space.isCommitted(p, 16 * MiB - 2 * PAGE_SIZE)).toBe(true);
+    expect(space.isCommitted(p + 16 * MiB - PAGE_SIZE, PAGE_SIZE)).toBe(false);
+    tier.check();
+    expect(tier.mallocOversized(16 * MiB)).toBe(p); // the cut part is committed again
+    expect(space.isCommitted(p, 16 * MiB)).toBe(true);
+    tier.freeOversized(p);
+    tier.freeOversized(q); // q fits once p (the oldest, of another size) is evicted: the one eviction
+    expect(tier.stashed()).toEqual([q]);
+    tier.check();
+    expect(tier.purge()).toBeGreaterThan(0);
+    expect(tier.stats()).toMatchObject({ stashEntries: 0, ledgerBytes: 0, uncutBytes: 0 });
+    expect(space.isCommitted(p, PAGE_SIZE)).toBe(false);
+  });
+
+  it('a mapping of which less than half fits is released at once', () => {
+    const { tier, space } = setup(8 * MiB);
+    const reserved = space.reservedBytes;
+    const p = tier.mallocOversized(20 * MiB);
+    tier.freeOversized(p);
+    expect(tier.stats()).toMatchObject({ stashEntries: 0, ledgerBytes: 0, uncutBytes: 0 });
+    expect(space.reservedBytes).toBe(reserved);
+  });
+
+  it('a reaper finds what a dead agent had parked and stashed, its cut included, and releases it', () => {
+    const { space, arena: reaper, tier: reaperTier } = setup(16 * MiB);
+    reaper.onReaped = (area) => void reaperTier.reapStash(area); // what the allocator's heap wires
+    const dying = agentOf(space, 16 * MiB);
+    const big = dying.arena.allocLarge(2 * MiB);
+    const keep = dying.arena.allocLarge(2 * MiB);
+    const m = dying.tier.mallocOversized(16 * MiB);
+    dying.arena.free(big);
+    dying.tier.freeOversized(m);
+    // The parked block holds 2 MiB of the ledger: the mapping's cut will leave 14 MiB of it committed.
+    expect(dying.tier.stats()).toMatchObject({ parkedBlocks: 1, stashEntries: 1, ledgerBytes: 16 * MiB, uncutBytes: 2 * MiB + PAGE_SIZE });
+    const reserved = space.reservedBytes;
+    const report = reaper.reapAgent(dying.space.agentId);
+    expect(report.quarantinedBytes).toBe(0);
+    expect(space.reservedBytes).toBe(reserved - 32 * MiB); // the stashed mapping's reservation
+    expect(reaper.stats().largeObjects).toBe(1); // keep; the parked block was released
+    expect(reaper.stats().usedUnits).toBe(128);
+    reaper.check();
+    reaper.free(keep);
+    reaper.check();
+  });
+});
+
