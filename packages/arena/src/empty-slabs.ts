@@ -15,6 +15,8 @@
  * path (every {@link TRIM_EVERY}th refill looks), the idle tick, or any sweep. So a steady producer keeps its
  * working set of slabs, and a burst of frees is given back as released units would have been.
  *
+ * An agent whose arenas have no room for a new slab releases every kept slab before it carves another arena.
+ *
  * A kept slab is an ordinary slab record with nothing live and nothing listed (neither current nor partial),
  * so `check()` finds it consistent and a reaper's repair releases it as an empty slab if the agent dies. The
  * idle return and leaving the heap release every kept slab first (see release.ts `releaseIdle`).

@@ -115,8 +115,12 @@ function reserveSpan(h: ArenaHeap, span: number, cls: number): number {
     const u = span === 1 ? findUnit(h, base) : findRun(h, base, span);
     if (u >= 0) return initSlab(h, base, u, span, cls);
   }
-  // Before carving: parked large blocks go back to the units (retained), and owners that left may have
-  // arenas with room (and frees waiting for someone to take them).
+  // Before carving: emptied slabs kept for other classes and parked large blocks go back to the units, and
+  // owners that left may have arenas with room (and frees waiting for someone to take them).
+  if (h.emptySlabs.count !== 0) {
+    h.emptySlabs.releaseAll(h);
+    return reserveSpan(h, span, cls);
+  }
   if (h.retention !== null && h.retention.releaseParked() !== 0) return reserveSpan(h, span, cls);
   if (h.registry.departures() !== h.seenDepartures && adoptOrphans(h) !== 0) return reserveSpan(h, span, cls);
   const base = newArena(h);

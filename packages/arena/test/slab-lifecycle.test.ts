@@ -81,6 +81,29 @@ describe('slab lifecycle', () => {
     a.check();
   });
 
+  it('kept slabs of one class go back before a new arena is carved for another', () => {
+    const heap = makeHeap();
+    const a = heap.agent();
+    const blocks: number[] = [];
+    for (;;) {
+      const p = a.malloc(16 * KiB); // one-unit slabs of one block each, until the first arena is full
+      if (blocks.length > 0 && heap.regions.arenaBase(p) !== heap.regions.arenaBase(blocks[0]!)) {
+        a.free(p);
+        break;
+      }
+      blocks.push(p);
+    }
+    for (const p of blocks) a.free(p);
+    expect(a.emptySlabs.count).toBeGreaterThan(0);
+    const arenas = a.ownArenas().length;
+    // Another class whose slabs need more units than the second arena has left: without the kept 16 KiB slabs
+    // going back, a third arena would be carved.
+    for (let k = 0; k < (blocks.length + 16) * 16; k++) a.malloc(1024);
+    expect(a.ownArenas().length).toBe(arenas);
+    expect(a.emptySlabs.count).toBe(0);
+    a.check();
+  });
+
   it('a slab whose last object is freed while current is reset in place', () => {
     const heap = makeHeap();
     const a = heap.agent();
