@@ -4,6 +4,7 @@
  * `stats.backend` first (`if (s.backend === 'pool_arena') s.adoptedSlots ...`), and a backend that does not
  * have a figure does not report it (no field filled with zeros).
  */
+import type { LargeStats } from '@paddock/large';
 import type { PageReturnMode } from '@paddock/platform';
 
 /** What every backend reports. */
@@ -51,7 +52,7 @@ export interface ArenaHeapStats extends HeapStatsCore {
   largeObjects: number;
   largeBytes: number;
   /** This agent's retention ledger: retained large units and stashed oversized mappings. */
-  retention: { budgetBytes: number; ledgerBytes: number; retainedBytes: number; stashEntries: number; stashBytes: number; mappingsAllocated: number };
+  retention: LargeStats;
   /** Bytes of slabs quarantined by reaps this agent ran (left half-updated by an agent that died). */
   quarantinedBytes: number;
   /**
