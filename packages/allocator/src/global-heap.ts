@@ -109,10 +109,13 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     if (this.detached) throw closedError();
     return 0;
   }
-  /** Counts the whole pool (a walk of every slab and list: meant for a quiet moment, not a hot loop). */
+  /**
+   * Counts the whole pool (a walk of every slab and list: meant for a quiet moment, not a hot loop). It never
+   * throws for what other agents change meanwhile; its counts are exact while no agent allocates or frees.
+   */
   stats(): GlobalHeapStats {
     if (this.detached) throw closedError();
-    const counts = this.pool.check();
+    const counts = this.pool.counts();
     return {
       backend: GLOBAL_BACKEND,
       pageReturn: this.space.pageReturn,

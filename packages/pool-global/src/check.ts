@@ -21,8 +21,15 @@ export interface GlobalPoolCounts {
   liveBytes: number;
 }
 
-/** Walks and counts the pool whose header words are `hdr` (TOP table at word `topAt`). @throws HeapError `CORRUPTION`. */
-export function walkPool(space: AddressSpace, hdr: Int32Array, lists: FreeLists, topAt: number): GlobalPoolCounts {
+/**
+ * Walks and counts the pool whose header words are `hdr` (TOP table at word `topAt`).
+ *
+ * `strict` (check()): anything out of place throws `CORRUPTION`. Otherwise (stats() in a running heap) the walk
+ * never throws: other agents may pop and push while it follows a list, so a link may lead into a block handed
+ * out meanwhile; the walk of that list stops there, and the counts are an estimate (free blocks under-counted,
+ * live ones over-counted) that is exact when no agent is changing the pool.
+ */
+export function walkPool(space: AddressSpace, hdr: Int32Array, lists: FreeLists, topAt: number, strict = true): GlobalPoolCounts {
   const perClass = Array.from({ length: CLASS_COUNT }, (_, c) => ({ size: classSize(c), slabs: 0, carved: 0, free: 0, live: 0 }));
   let largeBlocks = 0;
   let largeBytes = 0;
@@ -32,38 +39,58 @@ export function walkPool(space: AddressSpace, hdr: Int32Array, lists: FreeLists,
     if (e >= 1 && e <= CLASS_COUNT) {
       const k = perClass[e - 1]!;
       const t = Atomics.load(hdr, topAt + m);
-      if (topClass(t) !== e - 1) corrupt(`the class ${e - 1} slab's carve word names class ${topClass(t)}`, m * MiB);
+      if (topClass(t) !== e - 1) {
+        if (strict) corrupt(`the class ${e - 1} slab's carve word names class ${topClass(t)}`, m * MiB);
+        continue; // being published or returned right now
+      }
       k.slabs++;
       k.carved += topOffset(t) / k.size;
     } else if (e === LARGE) {
       const mapping = m * MiB;
       space.covers(mapping + LARGE_HEADER);
       largeBlocks++;
-      largeBytes += space.i32[mapping >>> 2]! - LARGE_HEADER;
-    } else if (e !== 0) {
+      largeBytes += Math.max(0, space.i32[mapping >>> 2]! - LARGE_HEADER);
+    } else if (e !== 0 && strict) {
       corrupt(`ENTRY[${m}] holds ${e}, which is neither a slab nor a large block`, m * MiB);
     }
   }
-  const seen = new Set<number>();
+  const seen = strict ? new Set<number>() : null;
   for (let c = 0; c < CLASS_COUNT; c++) {
     const k = perClass[c]!;
     for (let p = lists.first(lists.load(c)); p !== 0; ) {
-      if (k.free >= k.carved) corrupt(`class ${c}'s free list holds more blocks than the class ever carved (${k.carved}): a cycle?`, p);
-      const m = p >>> 20;
-      if (entryKind(Atomics.load(hdr, H_ENTRY + m)) !== 1 + c) corrupt(`class ${c}'s free list names a block outside the class's slabs`, p);
-      const off = p % MiB;
-      if (off % k.size !== 0 || off >= topOffset(Atomics.load(hdr, topAt + m))) {
-        corrupt(`class ${c}'s free list names a block off the slab's boundaries or above its carve offset`, p);
+      const problem = listProblem(space, hdr, topAt, c, k, p, seen);
+      if (problem !== null) {
+        if (strict) corrupt(`class ${c}'s free list ${problem}`, p);
+        break;
       }
-      space.covers(p + 8);
-      if (space.i32[(p >>> 2) + 1] !== freeMark(p, c)) corrupt(`class ${c}'s free list names a block without its free mark (it was handed out)`, p);
-      if (seen.has(p)) corrupt(`class ${c}'s free list names a block twice`, p);
-      seen.add(p);
+      seen?.add(p);
       k.free++;
       p = space.u32[p >>> 2]!;
     }
-    k.live = k.carved - k.free;
+    k.live = Math.max(0, k.carved - k.free);
   }
   const liveBytes = perClass.reduce((sum, k) => sum + k.live * k.size, largeBytes);
   return { perClass, largeBlocks, largeBytes, liveBytes };
+}
+
+/** What is wrong with `p` as the next block on class `c`'s free list (counted so far in `k`); null when nothing. */
+function listProblem(
+  space: AddressSpace,
+  hdr: Int32Array,
+  topAt: number,
+  c: number,
+  k: { size: number; carved: number; free: number },
+  p: number,
+  seen: Set<number> | null,
+): string | null {
+  if (k.free >= k.carved) return `holds more blocks than the class ever carved (${k.carved}): a cycle?`;
+  if (p >= space.maxBytes) return 'names a block outside the space';
+  const m = p >>> 20;
+  if (entryKind(Atomics.load(hdr, H_ENTRY + m)) !== 1 + c) return "names a block outside the class's slabs";
+  const off = p % MiB;
+  if (off % k.size !== 0 || off >= topOffset(Atomics.load(hdr, topAt + m))) return "names a block off the slab's boundaries or above its carve offset";
+  space.covers(p + 8);
+  if (space.i32[(p >>> 2) + 1] !== freeMark(p, c)) return 'names a block without its free mark (it was handed out)';
+  if (seen !== null && seen.has(p)) return 'names a block twice';
+  return null;
 }

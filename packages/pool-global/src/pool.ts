@@ -175,6 +175,15 @@ export class GlobalPool {
   }
 
   /**
+   * The same counts without the checks, safe while other agents work: it never throws, and what it counts is
+   * exact only while no agent is changing the pool (a list another agent pops meanwhile is counted up to where
+   * the walk met a block handed out again).
+   */
+  counts(): GlobalPoolCounts {
+    return walkPool(this.space, this.hdr, this.lists, this.topAt, false);
+  }
+
+  /**
    * The ENTRY word of the slab or large block `ptr` could be a block of (its kind 1 + class, or LARGE).
    * @throws HeapError `BAD_POINTER` when it is neither.
    */
