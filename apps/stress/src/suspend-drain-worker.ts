@@ -23,7 +23,7 @@ function report(s: HeapStats): AgentReport {
   // The classic pool has no owner slot, arenas, chains, thread cache or retention ledger: 0 for those, and its
   // free large blocks as the retained bytes.
   const arena = s.backend === 'pool_arena' ? s : null;
-  const noLedger = { budgetBytes: 0, ledgerBytes: 0, retainedBytes: s.backend === 'pool_classic' ? s.largeFreeBytes : 0, stashEntries: 0, stashBytes: 0, mappingsAllocated: 0 };
+  const noLedger = { budgetBytes: 0, ledgerBytes: 0, retainedBytes: s.backend === 'pool_classic' ? s.largeFreeBytes : 0, parkedBlocks: 0, stashEntries: 0, stashBytes: 0, uncutBytes: 0, mappingsAllocated: 0 };
   return {
     index,
     agentId: heap.agentId,
