@@ -10,10 +10,14 @@
  * Only one-unit slabs are kept (classes up to 16 KiB, where a slab holds 1 to 512 objects and is emptied and
  * laid out again most often); a block of several units (32 KiB to 1 MiB) is released as before, so an agent that
  * frees a large working set gives it back without waiting (the idle return of 512 KiB blocks measured 21 ms to
- * half before keeping, 32 ms when blocks were kept too). What is kept is bounded the way dirty units are: once the kept units pass the profile's sweep threshold, the
- * ones above it that are still kept {@link SWEEP_DELAY_MS} later (the oldest first) are released, by the refill
- * path (every {@link TRIM_EVERY}th refill looks), the idle tick, or any sweep. So a steady producer keeps its
- * working set of slabs, and a burst of frees is given back as released units would have been.
+ * half before keeping, 32 ms when blocks were kept too).
+ *
+ * What is kept is bounded the way dirty units are: once the kept units pass the profile's sweep threshold, the
+ * ones above it that are still kept {@link SWEEP_DELAY_MS} after a look first found them there (the oldest first)
+ * are released. The refill path looks every {@link TRIM_EVERY}th refill, the idle tick and any sweep look too;
+ * only a look reads the clock, so keeping and taking slabs never does, even when the kept units go up and down
+ * across the threshold on every refill. So a steady producer keeps its working set of slabs, and a burst of
+ * frees is given back as released units would have been.
  *
  * An agent whose arenas have no room for a new slab releases every kept slab before it carves another arena.
  *
@@ -37,7 +41,9 @@ export class EmptySlabs {
   private readonly counts = new Int32Array(CLASS_COUNT);
   /** Units kept, all classes together. */
   private units = 0;
-  /** When the kept units passed the sweep threshold (ms, `performance.now()`); 0 while they are at or below it. */
+  /** Whether the kept units are above the sweep threshold. */
+  over = false;
+  /** When a look first found them above it (ms, `performance.now()`); 0 until then, and while they are not. */
   overSince = 0;
 
   /**
@@ -62,7 +68,7 @@ export class EmptySlabs {
     stack[n] = s;
     this.counts[cls] = n + 1;
     this.units += span;
-    if (this.overSince === 0 && this.units > h.sweepThreshold) this.overSince = performance.now();
+    if (this.units > h.sweepThreshold) this.over = true;
     return true;
   }
 
@@ -73,16 +79,28 @@ export class EmptySlabs {
     const s = this.slabs[cls]![n - 1]!;
     this.counts[cls] = n - 1;
     this.units -= spanOf(h, s);
-    if (this.units <= h.sweepThreshold) this.overSince = 0;
+    if (this.units <= h.sweepThreshold) {
+      this.over = false;
+      this.overSince = 0;
+    }
     return s;
   }
 
   /**
-   * Releases the oldest kept slabs until the kept units are at the sweep threshold, if they have been above it
-   * for {@link SWEEP_DELAY_MS} (at once with `force`). Returns the slabs released.
+   * A look at the kept slabs: releases the oldest until the kept units are at the sweep threshold if an earlier
+   * look found them above it {@link SWEEP_DELAY_MS} ago or more (at once with `force`); the first look that finds
+   * them above it starts the clock. Returns the slabs released.
    */
   trim(h: ArenaHeap, force: boolean): number {
-    if (this.overSince === 0 || (!force && performance.now() - this.overSince < SWEEP_DELAY_MS)) return 0;
+    if (!this.over) return 0;
+    if (!force) {
+      const now = performance.now();
+      if (this.overSince === 0) {
+        this.overSince = now;
+        return 0;
+      }
+      if (now - this.overSince < SWEEP_DELAY_MS) return 0;
+    }
     let released = 0;
     for (let cls = 0; cls < CLASS_COUNT && this.units > h.sweepThreshold; cls++) {
       const stack = this.slabs[cls]!;
@@ -97,6 +115,7 @@ export class EmptySlabs {
       stack.copyWithin(0, k, n);
       this.counts[cls] = n - k;
     }
+    this.over = false;
     this.overSince = 0;
     return released;
   }

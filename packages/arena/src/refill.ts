@@ -52,7 +52,7 @@ export function allocSlow(h: ArenaHeap, cls: number): number {
     if (h.current[cls] !== 0) return h.allocClass(cls);
   }
   // Sweeps and kept-slab trims wait SWEEP_DELAY_MS; a look at the clock costs, so every TRIM_EVERYth refill looks.
-  if ((++h.refills & (TRIM_EVERY - 1)) === 0 && (h.sweepsDue.size !== 0 || h.emptySlabs.overSince !== 0)) sweepDue(h, false);
+  if ((++h.refills & (TRIM_EVERY - 1)) === 0 && (h.sweepsDue.size !== 0 || h.emptySlabs.over)) sweepDue(h, false);
   let slab = popPartial(h, cls);
   if (slab === 0) slab = h.emptySlabs.take(h, cls);
   if (slab === 0) slab = reserveSpan(h, spanOf(cls), cls);

@@ -125,7 +125,7 @@ function freeUnits(h: ArenaHeap, base: number, u: number, span: number, large: b
  * Returns the units decommitted.
  */
 export function sweepDue(h: ArenaHeap, force: boolean): number {
-  if (h.emptySlabs.overSince !== 0) h.emptySlabs.trim(h, force);
+  if (h.emptySlabs.over) h.emptySlabs.trim(h, force);
   let swept = 0;
   const now = force ? 0 : performance.now();
   for (const [base, since] of h.sweepsDue) {
