@@ -5,11 +5,14 @@
  * `UNSUPPORTED` and says so, watch returns false, flush, drain, flushCache and purgeRetention return 0.
  * Idle memory: a large block's pages go back when it is freed; a slab whose blocks are all free goes back
  * on `returnIdle()`, and from the idle tick or a wait that timed out once its class's free list has not
- * changed since the previous look (a class some agent still uses keeps its slabs until it goes quiet).
+ * changed since the previous look (a class some agent still uses keeps its slabs until it goes quiet). Only a
+ * heap object on the main thread returns slabs: the return holds a class's free list while it counts, and
+ * a worker may be terminated at any instruction, which would strand that list; the main thread is never
+ * stopped half way (it ends with the process).
  * malloc, usableSize, free and the pointer checks are the pool's own.
  */
 import type { ReapReport } from '@paddock/arena';
-import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
+import { HeapError, describeValue, onMainThread, rss, type AddressSpace } from '@paddock/platform';
 import { CLASS_COUNT, GlobalPool, LARGE_HEADER, MAX_CLASS_SIZE, classIndex } from '@paddock/pool-global';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
@@ -47,6 +50,8 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
    */
   private readonly idleHeads: bigint[];
   private readonly idleReturned: boolean[];
+  /** Whether this heap object returns empty slabs: only on the main thread (see above). */
+  private readonly returnsSlabs: boolean;
 
   /** @internal use createGlobalHeap / attachGlobalHeap. */
   constructor(space: AddressSpace, pool: GlobalPool, profile: number) {
@@ -60,6 +65,7 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     this.handle = { kind: 'paddock-heap', version: HANDLE_VERSION, backend: GLOBAL_BACKEND, space: space.handle, profile };
     this.idleHeads = Array.from({ length: CLASS_COUNT }, (_, c) => pool.listHead(c));
     this.idleReturned = new Array<boolean>(CLASS_COUNT).fill(false);
+    this.returnsSlabs = onMainThread();
     this.leaveWithThread();
   }
 
@@ -139,11 +145,14 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     this.returnQuietSlabs();
     return TICK_MAX_MS;
   }
-  /** Returns every slab whose blocks are all free, in every class, now (see `GlobalPool.returnEmptySlabs`). */
+  /**
+   * Returns every slab whose blocks are all free, in every class, now (see `GlobalPool.returnEmptySlabs`); on
+   * a worker, only the scopes' spare chunk (a worker leaves the slabs to the main thread).
+   */
   returnIdle(): void {
     if (this.detached) throw closedError();
     releaseSpareChunk(this);
-    this.pool.returnEmptySlabs();
+    if (this.returnsSlabs) this.pool.returnEmptySlabs();
   }
   protected beforeWait(): void {}
   /** After a wait that timed out: the empty slabs of the classes quiet since the previous look go back. */
@@ -157,6 +166,7 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
    */
   private returnQuietSlabs(): void {
     releaseSpareChunk(this);
+    if (!this.returnsSlabs) return;
     const pool = this.pool;
     for (let c = 0; c < CLASS_COUNT; c++) {
       const head = pool.listHead(c);

@@ -1,6 +1,7 @@
 // The global pool's idle return through the Heap interface: returnIdle gives every empty slab back now; the
 // idle tick and a wait that timed out give back the empty slabs of the classes that stayed quiet since the
 // previous look, and leave a class in use alone.
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { createGlobalHeap } from '../src/global-heap.js';
 
@@ -52,6 +53,22 @@ describe('pool_global idle return', () => {
     expect(heap.wait(word, 0, 1, 1)).toBe('not-equal'); // no look
     expect(heap.pool.returnedSlabs).toBe(0);
     expect(heap.wait(word, 0, 0, 1)).toBe('timed-out'); // quiet since the first look: back
+    expect(heap.pool.returnedSlabs).toBe(2);
+    expect(heap.stats().committedBytes).toBe(base);
+  });
+
+  it('a worker never returns slabs (it may be terminated half way through); the main thread does', async () => {
+    const heap = createGlobalHeap({ maxBytes: 256 * MiB });
+    const base = fillAndFree(heap, 2);
+    const worker = new Worker(new URL('./workers/global-idle.mjs', import.meta.url), { workerData: { handle: heap.handle } });
+    const report = await new Promise<{ returnedSlabs: number }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    expect(report.returnedSlabs).toBe(0);
+    expect(heap.stats().committedBytes).toBe(base + 2 * MiB);
+    heap.returnIdle();
     expect(heap.pool.returnedSlabs).toBe(2);
     expect(heap.stats().committedBytes).toBe(base);
   });

@@ -104,6 +104,16 @@ export function threadKey(): number {
   return threads === null ? 0 : threads.threadId + 1;
 }
 
+/**
+ * Whether this agent runs on its process's (or page's) main thread: Node's main thread, or a browser window, not
+ * a worker of either. A main thread is never terminated by another agent: it ends only with the whole process.
+ */
+export function onMainThread(): boolean {
+  const threads = nodeWorkerThreads();
+  if (threads !== null) return threads.isMainThread;
+  return typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope === 'undefined';
+}
+
 /** Whether this agent runs in a Node worker thread (not the main thread, not a browser). */
 export function inNodeWorker(): boolean {
   const threads = nodeWorkerThreads();

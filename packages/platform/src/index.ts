@@ -48,6 +48,7 @@ export {
   hasAgentLocks,
   holdAgentLock,
   inNodeWorker,
+  onMainThread,
   loadNativePageReturn,
   nativePageReturnError,
   now,

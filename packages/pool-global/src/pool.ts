@@ -115,7 +115,9 @@ export class GlobalPool {
   /**
    * Returns the pages of every class `c` slab whose blocks are all free (every class when `c` is omitted);
    * returns the bytes given back. Meant for a quiet moment: it takes the class's whole free list while it
-   * counts, so meanwhile other agents carve fresh blocks instead of reusing free ones. See `return-slabs.ts`.
+   * counts, so meanwhile other agents carve fresh blocks instead of reusing free ones. Call it only from an
+   * agent that cannot be stopped half way (the main thread): one terminated in the middle strands the free
+   * blocks of the list it took. See `return-slabs.ts`.
    * @throws HeapError `CORRUPTION` when the list names a block that is not a free block of the class (the
    * list is cut before it).
    */

@@ -22,9 +22,11 @@
  *
  * Cost and risk: the walk touches every free block of the class, and while it runs other agents find the list
  * empty and carve fresh blocks; an agent terminated during the walk strands the chain it holds (those free
- * blocks are never handed out again, but every structure stays consistent). So the allocator runs it when
- * asked (`returnIdle`) and, from the idle tick or a wait that timed out, only for a class whose list has not
- * changed since the previous look.
+ * blocks are never handed out again, but every structure stays consistent). So the allocator runs it only on
+ * the main thread, which no agent can terminate half way (the swarm found the stranded chain when workers ran
+ * it: seed 0xc0216fd2, a worker killed in its idle return, four 128 KiB blocks lost), when asked (`returnIdle`)
+ * and, from the idle tick or a wait that timed out, only for a class whose list has not changed since the
+ * previous look.
  */
 import type { AddressSpace } from '@paddock/platform';
 import { corrupt } from './errors.js';
