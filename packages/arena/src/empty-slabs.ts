@@ -78,7 +78,7 @@ export class EmptySlabs {
     if (n === 0) return 0;
     const s = this.slabs[cls]![n - 1]!;
     this.counts[cls] = n - 1;
-    this.units -= spanOf(h, s);
+    this.units -= slabSpan(h, s);
     if (this.units <= h.sweepThreshold) {
       this.over = false;
       this.overSince = 0;
@@ -108,7 +108,7 @@ export class EmptySlabs {
       let k = 0;
       while (k < n && this.units > h.sweepThreshold) {
         const s = stack[k++]!;
-        this.units -= spanOf(h, s);
+        this.units -= slabSpan(h, s);
         release(h, s);
         released++;
       }
@@ -141,7 +141,7 @@ export class EmptySlabs {
 }
 
 /** Units the slab at `s` spans. */
-function spanOf(h: ArenaHeap, s: number): number {
+function slabSpan(h: ArenaHeap, s: number): number {
   const base = (s & h.arenaMask) >>> 0;
   return h.i32[recordIndex(base, (s - base) >>> UNIT_SHIFT) + R_SPAN]!;
 }
