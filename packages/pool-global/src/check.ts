@@ -79,18 +79,29 @@ function listProblem(
   hdr: Int32Array,
   topAt: number,
   c: number,
-  k: { size: number; carved: number; free: number },
+  k: { carved: number; free: number },
   p: number,
   seen: Set<number> | null,
 ): string | null {
   if (k.free >= k.carved) return `holds more blocks than the class ever carved (${k.carved}): a cycle?`;
-  if (p >= space.maxBytes) return 'names a block outside the space';
-  const m = p >>> 20;
-  if (entryKind(Atomics.load(hdr, H_ENTRY + m)) !== 1 + c) return "names a block outside the class's slabs";
-  const off = p % MiB;
-  if (off % k.size !== 0 || off >= topOffset(Atomics.load(hdr, topAt + m))) return "names a block off the slab's boundaries or above its carve offset";
-  space.covers(p + 8);
-  if (space.i32[(p >>> 2) + 1] !== freeMark(p, c)) return 'names a block without its free mark (it was handed out)';
+  const problem = freeBlockProblem(space, hdr, topAt, c, p);
+  if (problem !== null) return problem;
   if (seen !== null && seen.has(p)) return 'names a block twice';
+  return null;
+}
+
+/**
+ * What is wrong with `p` as a free block of class `c` (the checks every walk of a list makes: `check()` and the
+ * return of empty slabs); null when nothing: inside the space, in a slab of the class, on a block boundary
+ * below the slab's carve offset, carrying its free mark.
+ */
+export function freeBlockProblem(space: AddressSpace, hdr: Int32Array, topAt: number, c: number, p: number): string | null {
+  if (p >= space.maxBytes) return `names ${p}, outside the space`;
+  const m = p >>> 20;
+  if (entryKind(Atomics.load(hdr, H_ENTRY + m)) !== 1 + c) return `names ${p}, outside the class's slabs`;
+  const off = p % MiB;
+  if (off % (32 << c) !== 0 || off >= topOffset(Atomics.load(hdr, topAt + m))) return `names ${p}, off the slab's boundaries or above its carve offset`;
+  space.covers(p + 8);
+  if (space.i32[(p >>> 2) + 1] !== freeMark(p, c)) return `names ${p}, which has no free mark (it was handed out)`;
   return null;
 }

@@ -31,7 +31,8 @@
 import type { AddressSpace } from '@paddock/platform';
 import { corrupt } from './errors.js';
 import type { FreeLists } from './free-lists.js';
-import { H_CARVE, H_ENTRY, H_RETURNED, MiB, SLAB_BYTES, clearedEntry, entryKind, freeMark, topClass, topOffset, topWord } from './layout.js';
+import { freeBlockProblem } from './check.js';
+import { H_CARVE, H_ENTRY, H_RETURNED, MiB, SLAB_BYTES, clearedEntry, topClass, topOffset, topWord } from './layout.js';
 
 /** Per-MiB scratch for one call: free blocks counted per slab (-1: sealed, to return), and the MiBs touched. */
 export interface SlabReturnScratch {
@@ -91,19 +92,16 @@ function countChain(ctx: SlabReturnContext, c: number, first: number): { last: n
   const { space, hdr, topAt } = ctx;
   const { counts, touched: mibs } = ctx.scratch;
   const size = 32 << c;
-  const limit = space.maxBytes;
   let touched = 0;
   let last = 0;
   for (let p = first; p !== 0; ) {
-    if (p >= limit || p % size !== 0) return { last, touched, problem: `names ${p}, not a class ${c} block address` };
+    const problem = freeBlockProblem(space, hdr, topAt, c, p);
+    if (problem !== null) return { last, touched, problem };
     const m = p >>> 20;
-    if (entryKind(Atomics.load(hdr, H_ENTRY + m)) !== 1 + c) return { last, touched, problem: `names ${p}, outside the class's slabs` };
-    const t = Atomics.load(hdr, topAt + m);
-    if (p % MiB >= topOffset(t)) return { last, touched, problem: `names ${p}, above its slab's carve offset` };
-    space.covers(p + 8);
-    if (space.i32[(p >>> 2) + 1] !== freeMark(p, c)) return { last, touched, problem: `names ${p}, which has no free mark` };
     const n = counts[m]!;
-    if (n >= topOffset(t) / size) return { last, touched, problem: `names more blocks of the slab at ${m * MiB} than it carved (a repeat, or a cycle) at ${p}` };
+    if (n >= topOffset(Atomics.load(hdr, topAt + m)) / size) {
+      return { last, touched, problem: `names more blocks of the slab at ${m * MiB} than it carved (a repeat, or a cycle) at ${p}` };
+    }
     if (n === 0) mibs[touched++] = m;
     counts[m] = n + 1;
     last = p;
