@@ -1,13 +1,13 @@
 /**
  * What every backend's heap does the same way, written once in `HeapBase`: the argument checks and refusals
  * they share (a closed heap object refuses every use with `DETACHED`), `calloc` over the backend's `malloc`,
- * the bounded `wait`, views of the heap that are always current (refreshed on access when another agent grew
+ * the bounded `wait` and `waitAsync`, views of the heap that are always current (refreshed on access when another agent grew
  * the buffer), this agent's id, the idle tick run on the event loop, and the agent's life: it leaves the heap
  * by itself when its thread ends, `close()` (or `using`) leaves it at once, and `watch(worker)` recovers a
  * worker that was stopped from outside. The backends keep what differs: malloc, free and realloc (the fast
  * paths stay methods of the concrete class, so their call sites stay monomorphic), and what to do around a wait.
  */
-import { HeapError, describeValue, onThreadExit, type AddressSpace, type ThreadEnd } from '@paddock/platform';
+import { HeapError, agentCanBlock, describeValue, onThreadExit, type AddressSpace, type ThreadEnd } from '@paddock/platform';
 import { Scope } from './scope.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
 
@@ -26,6 +26,11 @@ export function callocBytes(count: number, size: number, maxBytes: number): numb
   const total = count * size;
   if (total > maxBytes) throw new RangeError(`calloc(${count}, ${size}) asks for ${total} bytes, more than maxBytes ${maxBytes}`);
   return total;
+}
+
+/** Whether `buffer` is shared memory (a SharedArrayBuffer; a shared wasm memory's buffer is one too). */
+function isShared(buffer: ArrayBufferLike): boolean {
+  return typeof SharedArrayBuffer !== 'undefined' && buffer instanceof SharedArrayBuffer;
 }
 
 /**
@@ -213,16 +218,51 @@ export abstract class HeapBase {
    * wait for is sent home first (so no block waits on a sleeping agent), the wait is bounded at 500 ms, what
    * arrived meanwhile is taken in after waking, and a wait that times out runs the idle return (the arena: the
    * first since the last allocation). Returns what `Atomics.wait` returned.
-   * @throws TypeError when `array` is not an Int32Array; RangeError for a timeout that is not a number >= 0.
+   * @throws HeapError CANNOT_BLOCK on a thread that may not block (a browser window's main thread: use
+   * {@link waitAsync}); TypeError when `array` is not an Int32Array over shared memory; RangeError for an index
+   * outside it or a timeout that is not a number >= 0. Nothing is flushed when it throws.
    */
   wait(array: Int32Array, index: number, value: number, timeoutMs: number = TICK_MAX_MS): 'ok' | 'not-equal' | 'timed-out' {
-    if (this.detached) throw closedError();
-    if (!(array instanceof Int32Array)) throw new TypeError('wait needs an Int32Array over a SharedArrayBuffer');
-    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a non-negative number, got ${describeValue(timeoutMs)}`);
+    this.checkWait(array, index, timeoutMs);
+    if (!agentCanBlock()) {
+      throw new HeapError('CANNOT_BLOCK', 'this thread may not block (Atomics.wait is not allowed on a browser window\'s main thread): use heap.waitAsync');
+    }
     this.beforeWait();
     const result = Atomics.wait(array, index, value, Math.min(timeoutMs, TICK_MAX_MS));
     this.afterWait(result === 'timed-out');
     return result;
+  }
+
+  /**
+   * {@link wait} without blocking the thread, for any agent and the only one a browser window's main thread
+   * may use: the same flush first, the same 500 ms bound, and after waking (the promise settles on this agent's
+   * event loop) the same drain and idle return, done before the promise resolves. Resolves to what
+   * `Atomics.waitAsync` settles with; a value that does not match resolves at once (`not-equal`). If this heap
+   * object is closed while it waits, it resolves without touching the heap.
+   * @throws HeapError UNSUPPORTED where the host has no `Atomics.waitAsync`; the argument errors of {@link wait}.
+   */
+  waitAsync(array: Int32Array, index: number, value: number, timeoutMs: number = TICK_MAX_MS): Promise<'ok' | 'not-equal' | 'timed-out'> {
+    this.checkWait(array, index, timeoutMs);
+    const waitAsync = (Atomics as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
+    if (typeof waitAsync !== 'function') throw new HeapError('UNSUPPORTED', 'this host has no Atomics.waitAsync');
+    this.beforeWait();
+    const pending = waitAsync(array, index, value, Math.min(timeoutMs, TICK_MAX_MS));
+    if (!pending.async) {
+      this.afterWait(pending.value === 'timed-out');
+      return Promise.resolve(pending.value);
+    }
+    return pending.value.then((result) => {
+      if (!this.detached) this.afterWait(result === 'timed-out');
+      return result;
+    });
+  }
+
+  /** The checks both waits make before anything changes. */
+  private checkWait(array: Int32Array, index: number, timeoutMs: number): void {
+    if (this.detached) throw closedError();
+    if (!(array instanceof Int32Array) || !isShared(array.buffer)) throw new TypeError('a wait needs an Int32Array over a SharedArrayBuffer or shared wasm memory');
+    if ((index >>> 0) !== index || index >= array.length) throw new RangeError(`index must be an integer from 0 to ${array.length - 1}, got ${describeValue(index)}`);
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a non-negative number, got ${describeValue(timeoutMs)}`);
   }
 
   /** Before a {@link wait}: sends home what other agents may be waiting for. */

@@ -102,6 +102,7 @@ export interface Heap {
   stopIdle(): void;
   returnIdle(): void;
   wait(array: Int32Array, index: number, value: number, timeoutMs?: number): 'ok' | 'not-equal' | 'timed-out';
+  waitAsync(array: Int32Array, index: number, value: number, timeoutMs?: number): Promise<'ok' | 'not-equal' | 'timed-out'>;
   detach(): void;
   /** Leaves the heap (the same as `detach`); again is harmless; any other use afterwards throws `DETACHED`. */
   close(): void;

@@ -289,6 +289,7 @@ describe('close', () => {
       ['startIdle', () => other.startIdle()],
       ['returnIdle', () => other.returnIdle()],
       ['wait', () => other.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0)],
+      ['waitAsync', () => other.waitAsync(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0)],
       ['reap', () => other.reap(1)],
       ['watch', () => other.watch({ threadId: 1, once() {} })],
       ['setProfile', () => other.setProfile(3)],

@@ -20,6 +20,8 @@ export type HeapErrorCode =
   | 'DETACHED'
   /** A pointer from a scope that has been closed (checked builds keep such memory poisoned and refuse it). */
   | 'SCOPE_RELEASED'
+  /** A blocking wait on a thread that may not block (a browser window's main thread): use `waitAsync`. */
+  | 'CANNOT_BLOCK'
   | 'UNSUPPORTED';
 
 /** An error from the heap, with a `code` that says which rule was broken. */

@@ -114,6 +114,25 @@ export function onMainThread(): boolean {
   return typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope === 'undefined';
 }
 
+let blockingAllowed: boolean | undefined;
+
+/**
+ * Whether this thread may block in `Atomics.wait`: everywhere in Node and in workers, not on a browser window's
+ * main thread (there `Atomics.wait` throws a TypeError before it looks at the value). Found once by a wait that
+ * cannot block (the value never matches, the timeout is 0).
+ */
+export function agentCanBlock(): boolean {
+  if (blockingAllowed === undefined) {
+    try {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0);
+      blockingAllowed = true;
+    } catch {
+      blockingAllowed = false;
+    }
+  }
+  return blockingAllowed;
+}
+
 /** Whether this agent runs in a Node worker thread (not the main thread, not a browser). */
 export function inNodeWorker(): boolean {
   const threads = nodeWorkerThreads();

@@ -45,6 +45,7 @@ export {
 export { HeapError, describeValue, formatAddress, formatBytes, type HeapErrorCode } from './errors.js';
 export { checkAddressSpace, findRootHeader, publishRootHeader, type RootHeaderKind } from './root-header.js';
 export {
+  agentCanBlock,
   hasAgentLocks,
   holdAgentLock,
   inNodeWorker,

@@ -2,7 +2,7 @@
 // thread that ends by itself from one an uncaught exception ends, and runs nothing for a terminated one.
 import { describe, expect, it } from 'vitest';
 import { Worker } from 'node:worker_threads';
-import { onThreadExit, threadKey } from '../src/index.js';
+import { agentCanBlock, onThreadExit, threadKey } from '../src/index.js';
 
 function run(how: string, terminate = false): Promise<{ end: number; key: number; threadId: number }> {
   const sab = new SharedArrayBuffer(8);
@@ -29,6 +29,10 @@ describe('the thread', () => {
       expect(r.key).toBe(r.threadId + 1);
     });
   }
+
+  it("Node's main thread may block (a browser window's may not: the allocator's Chromium test)", () => {
+    expect(agentCanBlock()).toBe(true);
+  });
 
   it('a terminated worker runs nothing', async () => {
     expect((await run('wait', true)).end).toBe(0);
