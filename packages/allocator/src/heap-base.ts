@@ -7,8 +7,12 @@
  * worker that was stopped from outside. The backends keep what differs: malloc, free and realloc (the fast
  * paths stay methods of the concrete class, so their call sites stay monomorphic), and what to do around a wait.
  */
-import { HeapError, agentCanBlock, describeValue, onThreadExit, type AddressSpace, type ThreadEnd } from '@paddock/platform';
+import type { ArenaSnapshot } from '@paddock/arena';
+import type { MappingPicture } from '@paddock/large';
+import { HeapError, agentCanBlock, describeValue, now, onThreadExit, type AddressSpace, type ThreadEnd } from '@paddock/platform';
 import { Scope } from './scope.js';
+import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
+import type { HeapStats } from './stats.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
 
 /** The error every use of a heap object gets once its agent has left the heap. */
@@ -54,6 +58,8 @@ export abstract class HeapBase {
   abstract malloc(size: number): number;
   /** One idle visit; returns the milliseconds until the next. */
   abstract tick(): number;
+  /** This agent's figures: see the backends. */
+  abstract stats(): HeapStats;
   /** Leaves the heap: see the backends. */
   abstract detach(): void;
   /** The thread is ending by an exception nobody caught: leave what there is for a reaper (backend's choice). */
@@ -211,6 +217,56 @@ export abstract class HeapBase {
   scope(): Scope {
     if (this.detached) throw closedError();
     return new Scope(this as unknown as Heap);
+  }
+
+  /**
+   * A description of the whole heap, versioned and structured-cloneable, taken from this agent without stopping
+   * the others (see snapshot.ts: what other live agents own is marked as read while it changed).
+   * @throws HeapError DETACHED once closed.
+   */
+  snapshot(): HeapSnapshot {
+    if (this.detached) throw closedError();
+    const started = now();
+    const stats = this.stats();
+    const picture = this.heapPicture();
+    const space = this.space;
+    let classes: SnapshotClass[];
+    let liveBytes: number;
+    let racy: boolean;
+    if (picture === null) {
+      classes = stats.perClass.map((c) => ({ size: c.size, live: c.live, free: c.free, liveBytes: c.live * c.size }));
+      liveBytes = stats.liveBytes;
+      racy = space.agentsOpened > 1;
+    } else {
+      classes = picture.arena.classes.map((c) => ({ size: c.size, live: c.live, free: c.free, liveBytes: c.liveBytes }));
+      liveBytes = classes.reduce((n, c) => n + c.liveBytes, 0);
+      for (const m of picture.mappings) if (m.state === 'live') liveBytes += m.payloadBytes;
+      racy = picture.arena.agents.some((a) => a.state === 'live' && !a.self);
+    }
+    space.refresh();
+    return {
+      version: SNAPSHOT_VERSION,
+      backend: stats.backend,
+      takenAt: Date.now(),
+      takenBy: this.agentId,
+      tookMs: now() - started,
+      racy,
+      maxBytes: space.maxBytes,
+      bufferBytes: space.u8.length,
+      reservedBytes: space.reservedBytes,
+      committedBytes: space.committedBytes,
+      residentBytes: stats.residentBytes,
+      pageReturn: stats.pageReturn,
+      liveBytes,
+      classes,
+      arena: picture === null ? null : picture.arena,
+      mappings: picture === null ? [] : picture.mappings,
+    };
+  }
+
+  /** The unit map and mappings a snapshot carries; null on a backend that has none. */
+  protected heapPicture(): { arena: ArenaSnapshot; mappings: MappingPicture[] } | null {
+    return null;
   }
 
   /**

@@ -4,8 +4,8 @@
  * idle tick and return, leaving the heap and reaping agents that died. What every backend does the same way
  * is in heap-base.ts; `createArenaHeap` and `attachArenaHeap` below lay out or open the heap header.
  */
-import { ArenaHeap, CLASS_COUNT, G_ZERO, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, type ReapReport } from '@paddock/arena';
-import { LargeTier } from '@paddock/large';
+import { ArenaHeap, CLASS_COUNT, G_ZERO, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, snapshotArenas, type ArenaSnapshot, type ReapReport } from '@paddock/arena';
+import { LargeTier, mappingPictures, type MappingPicture } from '@paddock/large';
 import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
 import { resolveProfile, validateProfile, type ResolvedProfile } from '@paddock/profile';
 import { Regions } from '@paddock/region';
@@ -271,6 +271,12 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
       adoptedSlots: [...this.arena.adoptedSlots()],
       nextTickMs: this.interval,
     };
+  }
+
+  /** The arena layer's picture and the oversized mappings, for {@link snapshot}. */
+  protected override heapPicture(): { arena: ArenaSnapshot; mappings: MappingPicture[] } {
+    const arena = snapshotArenas(this.arena);
+    return { arena, mappings: mappingPictures(this.space, arena.arenaBytes, arena.regions, arena.regionBytes) };
   }
 
   /** Walks every arena this agent can see and validates its invariants. @throws HeapError CORRUPTION. */

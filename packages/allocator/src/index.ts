@@ -75,4 +75,25 @@ export {
 } from './types.js';
 export type { ArenaHeapStats, ClassStats, ClassicHeapStats, GlobalHeapStats, HeapStats, HeapStatsCore } from './stats.js';
 export type { TraceRecord, Traced } from './instrument.js';
+export { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
+export {
+  UNIT_CONTINUATION,
+  UNIT_DECOMMITTED,
+  UNIT_DIRTY,
+  UNIT_EMPTY_SLAB,
+  UNIT_HEADER,
+  UNIT_LARGE,
+  UNIT_PARKED,
+  UNIT_QUARANTINED,
+  UNIT_RETAINED,
+  UNIT_SLAB,
+  UNIT_STATE_NAMES,
+  type AgentPicture,
+  type ArenaPicture,
+  type ArenaSnapshot,
+  type ClassPicture,
+  type LargePicture,
+  type OwnerPicture,
+} from '@paddock/arena';
+export type { MappingPicture } from '@paddock/large';
 export { HeapError, type HeapErrorCode } from '@paddock/platform';

@@ -5,6 +5,7 @@
 import type { ReapReport } from '@paddock/arena';
 import type { AddressSpace, AddressSpaceHandle, BackingKind, PageReturnMode } from '@paddock/platform';
 import type { Scope } from './scope.js';
+import type { HeapSnapshot } from './snapshot.js';
 import type { HeapStats } from './stats.js';
 
 /** Options for {@link attachHeap}. */
@@ -97,6 +98,8 @@ export interface Heap {
   readonly view: DataView;
   stats(): HeapStats;
   check(): void;
+  /** A description of the whole heap, taken without stopping other agents (see snapshot.ts). */
+  snapshot(): HeapSnapshot;
   tick(): number;
   startIdle(): void;
   stopIdle(): void;

@@ -21,6 +21,7 @@ export type { ArenaStats, ClassStats } from './check.js';
 export { freeableClass } from './free-check.js';
 export { SLOT_ADOPTED, SLOT_DETACHED, SLOT_LIVE, SLOT_ORPHANED } from './ownership.js';
 export type { ReapReport } from './reap.js';
+export * from './snapshot.js';
 export { SWEEP_DELAY_MS, type SpanRetention, unparkRun } from './release.js';
 export { CHAIN_FLUSH, CHAIN_MAP_INITIAL } from './remote-chains.js';
 export { CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize, spanOf } from './size-class.js';

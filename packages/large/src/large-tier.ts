@@ -60,6 +60,41 @@ function readStash(space: AddressSpace, area: number): StashEntry[] {
   return out;
 }
 
+/** An oversized mapping as a heap snapshot shows it. */
+export interface MappingPicture {
+  base: number;
+  /** Bytes reserved for it (a power of two, at least an arena). */
+  reservation: number;
+  /** Bytes of its payload (what was asked for, rounded to pages). */
+  payloadBytes: number;
+  /** `live`: handed out; `stashed`: freed and kept in an agent's stash for reuse. */
+  state: 'live' | 'stashed';
+}
+
+/**
+ * Every oversized mapping in the heap, found by its header: each arena-aligned address outside the regions (whose
+ * bases and size are given) that is reserved, has its header page committed and carries the mapping magic. Any
+ * agent may call it; nothing is written. A mapping being created or released at that moment may be missed.
+ */
+export function mappingPictures(space: AddressSpace, arenaBytes: number, regions: readonly number[], regionBytes: number): MappingPicture[] {
+  const out: MappingPicture[] = [];
+  space.refresh();
+  const end = space.u8.length;
+  for (let base = arenaBytes; base + PAGE_SIZE <= end; base += arenaBytes) {
+    if (regions.some((r) => base >= r && base < r + regionBytes)) continue;
+    if (!space.isReserved(base, PAGE_SIZE) || !space.isCommitted(base, PAGE_SIZE)) continue;
+    const w = base >>> 2;
+    const i32 = space.i32;
+    if (i32[w + M_MAGIC] !== MAPPING_MAGIC || i32[w + M_KIND] !== KIND_MAPPING) continue;
+    const reservation = space.u32[w + M_RESERVED_KIB]! * 1024;
+    const state = Atomics.load(i32, w + M_STATE);
+    if (reservation < arenaBytes || (state !== LIVE && state !== STASHED)) continue;
+    out.push({ base, reservation, payloadBytes: space.u32[w + M_BYTES]!, state: state === LIVE ? 'live' : 'stashed' });
+    base += reservation - arenaBytes;
+  }
+  return out;
+}
+
 export class LargeTier implements SpanRetention {
   readonly space: AddressSpace;
   readonly arena: ArenaHeap;
