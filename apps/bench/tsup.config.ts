@@ -10,6 +10,7 @@ export default defineConfig(
       main: 'src/main.ts',
       'cross-worker': 'src/workloads/cross-worker.ts',
       'program-worker': 'src/workloads/program-worker.ts',
+      'snapshot-worker': 'src/workloads/snapshot-worker.ts',
       'report-md': 'src/report-md.ts',
     },
     platform: 'node',

@@ -13,6 +13,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { change, estimate, type Estimate, fmtChange } from './stats.js';
 import { scopeRows, type ScopesJson, scopesReading, VARIANTS } from './workloads/scopes-figures.js';
+import { snapshotsLines, type SnapshotsJson } from './workloads/snapshots.js';
 
 const APP = fileURLToPath(new URL('..', import.meta.url));
 const ROOT = resolve(APP, '..', '..');
@@ -91,6 +92,7 @@ interface Doc {
   peakRssMethod?: string;
   programs?: Program[];
   scopes?: ScopesJson;
+  snapshots?: SnapshotsJson | null;
 }
 
 // --- formatting -------------------------------------------------------------------------------------
@@ -324,6 +326,14 @@ function main(): void {
 
   // the three designs on the same calls
   if (doc.scopes) L.push(...scopesSection(doc.scopes, rerun('scopes')));
+
+  // snapshots
+  if (doc.snapshots) {
+    L.push('## What a heap snapshot costs (`snapshots`)', '');
+    L.push(`\`heap.snapshot()\` on pool_arena (see docs/design/allocator.md, "Snapshots"). Alone: \`${rerun('paddock,snapshots')}\`.`, '');
+    for (const line of snapshotsLines(doc.snapshots).lines) L.push(`- ${line}`);
+    L.push('');
+  }
 
   // programs
   const progs = doc.programs ?? [];

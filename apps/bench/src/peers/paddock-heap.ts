@@ -32,6 +32,7 @@ export type PaddockHeap = Pick<
   | 'stopIdle'
   | 'detach'
   | 'scope'
+  | 'snapshot'
 >;
 export type CreateHeap = (options: Pick<HeapOptions, 'maxBytes' | 'profile'>) => PaddockHeap;
 /** What the workers call in the module they load: `attachHeap(handle)`. */

@@ -7,7 +7,8 @@ import { hold } from './hold.js';
 import { programs } from './programs.js';
 import { realloc } from './realloc.js';
 import { scopes } from './scopes.js';
+import { snapshots } from './snapshots.js';
 import { timed } from './timed.js';
 import type { WorkloadDescriptor } from './workload.js';
 
-export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes];
+export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes, snapshots];
