@@ -1,7 +1,7 @@
 // Cross-agent frees with real workers: nothing lost, nothing duplicated, every block goes home.
 import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { createArenaHeap as createHeap } from '../src/heap.js';
+import { attachArenaHeap, createArenaHeap as createHeap } from '../src/heap.js';
 import { nextMessage, startWorker } from './workers.js';
 
 describe('cross-agent frees with real workers', () => {
@@ -48,6 +48,28 @@ describe('cross-agent frees with real workers', () => {
     expect(heap.drain()).toBe(100);
     expect(heap.stats().liveBytes).toBeLessThan(live);
     expect(heap.stats().liveBytes).toBe(32);
+    heap.check();
+  });
+
+  it('frees of blocks above 2 GiB go home in batches (addresses past the int32 range kept whole)', () => {
+    const heap = createHeap({ maxBytes: 2 ** 32 - 65536 });
+    // Reserved address space below 2 GiB (never committed: no memory), so the next arenas lie above it.
+    for (let r = 0; r < 64; r++) {
+      if (heap.space.reserve(128 << 20, 128 << 20) >= 2 ** 31 - (256 << 20)) break;
+    }
+    const other = attachArenaHeap(heap.handle);
+    const blocks = Array.from({ length: 256 }, (_, i) => {
+      const p = heap.malloc(i % 2 === 0 ? 4096 : 96);
+      heap.u32[p >>> 2] = i;
+      return p;
+    });
+    expect(Math.min(...blocks)).toBeGreaterThanOrEqual(2 ** 31);
+    for (const p of blocks) other.free(p); // through the freer's cache, then chains of 32 flushed as runs
+    other.flushCache();
+    other.flush();
+    expect(other.stats().pendingChainObjects).toBe(0);
+    expect(heap.drain()).toBe(256);
+    expect(heap.stats().liveBytes).toBe(0);
     heap.check();
   });
 });

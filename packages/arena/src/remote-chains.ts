@@ -44,10 +44,13 @@ export class RemoteChains {
   private pendingCount: number;
   /** The objects of the chain being flushed. */
   private readonly scratch: Float64Array;
-  /** The flush's table from slab to run: slab key + 1 (0: free slot), first member, tail, length; slots used in order. */
+  /**
+   * The flush's table from slab to run: slab key + 1 (0: free slot), first member, tail, length; slots used in
+   * order. Addresses in Uint32Arrays: a heap above 2 GiB has addresses past the int32 range.
+   */
   private readonly runKey: Int32Array;
-  private readonly runFirst: Int32Array;
-  private readonly runTail: Int32Array;
+  private readonly runFirst: Uint32Array;
+  private readonly runTail: Uint32Array;
   private readonly runLength: Int32Array;
   private readonly runUsed: Int32Array;
   /**
@@ -67,8 +70,8 @@ export class RemoteChains {
     this.pendingCount = 0;
     this.scratch = new Float64Array(CHAIN_FLUSH);
     this.runKey = new Int32Array(RUN_SLOTS);
-    this.runFirst = new Int32Array(RUN_SLOTS);
-    this.runTail = new Int32Array(RUN_SLOTS);
+    this.runFirst = new Uint32Array(RUN_SLOTS);
+    this.runTail = new Uint32Array(RUN_SLOTS);
     this.runLength = new Int32Array(RUN_SLOTS);
     this.runUsed = new Int32Array(CHAIN_FLUSH);
     this.liveSeen = new Int32Array(this.mapCap);
