@@ -11,7 +11,7 @@ import { HeapError, rss, type AddressSpace } from '@paddock/platform';
 import { ClassicPool } from '@paddock/pool-classic';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
-import { closedError } from './heap-base.js';
+import { addonOf, closedError } from './heap-base.js';
 import { releaseSpareChunk } from './scope.js';
 import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { ClassicHeapStats } from './stats.js';
@@ -80,6 +80,7 @@ export class ClassicBackedHeap extends PoolHeapBase implements Heap {
     return {
       backend: CLASSIC_BACKEND,
       pageReturn: s.pageReturn,
+      pageReturnAddon: addonOf(s.pageReturn),
       profile: this.profile,
       committedBytes: s.committedBytes,
       residentBytes: rss(),

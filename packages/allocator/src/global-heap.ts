@@ -16,7 +16,7 @@ import { HeapError, describeValue, onMainThread, rss, type AddressSpace } from '
 import { CLASS_COUNT, GlobalPool, LARGE_HEADER, MAX_CLASS_SIZE, classIndex } from '@paddock/pool-global';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
-import { closedError } from './heap-base.js';
+import { addonOf, closedError } from './heap-base.js';
 import { releaseSpareChunk } from './scope.js';
 import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { GlobalHeapStats } from './stats.js';
@@ -125,6 +125,7 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     return {
       backend: GLOBAL_BACKEND,
       pageReturn: this.space.pageReturn,
+      pageReturnAddon: addonOf(this.space.pageReturn),
       profile: this.profile,
       committedBytes: this.space.committedBytes,
       residentBytes: rss(),

@@ -9,7 +9,7 @@
  */
 import type { ArenaSnapshot } from '@paddock/arena';
 import type { MappingPicture } from '@paddock/large';
-import { HeapError, agentCanBlock, describeValue, now, onThreadExit, type AddressSpace, type ThreadEnd } from '@paddock/platform';
+import { HeapError, agentCanBlock, describeValue, now, onThreadExit, pageReturnAddon, type AddressSpace, type PageReturnAddon, type PageReturnMode, type ThreadEnd } from '@paddock/platform';
 import { Scope } from './scope.js';
 import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
 import type { HeapStats } from './stats.js';
@@ -18,6 +18,11 @@ import { TICK_MAX_MS, TICK_MIN_MS, type BrowserWorker, type Heap, type Watchable
 /** The error every use of a heap object gets once its agent has left the heap. */
 export function closedError(): HeapError {
   return new HeapError('DETACHED', 'this heap object is closed (its agent left the heap); attach again to use the heap');
+}
+
+/** The addon behind a page-return mode: the one loaded when pages go back, null when they do not. */
+export function addonOf(mode: PageReturnMode): PageReturnAddon {
+  return mode === 'native' ? pageReturnAddon() : null;
 }
 
 /**

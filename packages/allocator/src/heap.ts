@@ -13,7 +13,7 @@ import { Registry } from '@paddock/registry';
 import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
 import { AgentLocks } from './agent-locks.js';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
-import { HeapBase, closedError } from './heap-base.js';
+import { HeapBase, addonOf, closedError } from './heap-base.js';
 import { releaseSpareChunk } from './scope.js';
 import type { ArenaHeapStats } from './stats.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions, type WatchOptions } from './types.js';
@@ -252,6 +252,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     return {
       backend: ARENA_BACKEND,
       pageReturn: this.space.pageReturn,
+      pageReturnAddon: addonOf(this.space.pageReturn),
       profile: this.profile,
       committedBytes: this.space.committedBytes,
       residentBytes: rss(),

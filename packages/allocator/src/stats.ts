@@ -5,13 +5,19 @@
  * have a figure does not report it (no field filled with zeros).
  */
 import type { LargeStats } from '@paddock/large';
-import type { PageReturnMode } from '@paddock/platform';
+import type { PageReturnAddon, PageReturnMode } from '@paddock/platform';
 
 /** What every backend reports. */
 export interface HeapStatsCore {
   /** The backend, which says which part below comes with the core. */
   backend: string;
+  /** Whether decommitted pages go back to the OS (`'native'`) or decommit is bookkeeping only (`'none'`). */
   pageReturn: PageReturnMode;
+  /**
+   * Which binary returns them when `pageReturn` is `'native'`: the prebuilt addon `@paddock/platform` ships for
+   * this platform (`'prebuilt'`), or the one built from source at install (`'built'`); null when pages do not go back.
+   */
+  pageReturnAddon: PageReturnAddon;
   profile: number;
   /** Bytes committed in the whole heap, all agents. */
   committedBytes: number;

@@ -72,6 +72,8 @@ describe('the idle tick', () => {
 describe('idle agents give memory back to the OS', () => {
   async function idleDrop(bytes: number, block: number): Promise<{ baseline: number; held: number; after: number; ms: number }> {
     const heap = createHeap({ maxBytes: 4 * GiB - 65536, pageReturn: 'native' });
+    expect(['prebuilt', 'built']).toContain(heap.stats().pageReturnAddon); // which addon returns the pages
+    expect(createHeap({ maxBytes: GiB, pageReturn: 'none' }).stats().pageReturnAddon).toBeNull();
     const w = startWorker('idle.mjs', { handle: heap.handle, job: 'hold-free-idle', bytes, block });
     await nextMessage(w, (m: { kind: string }) => m.kind === 'attached');
     await new Promise((r) => setTimeout(r, 50));

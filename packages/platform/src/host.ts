@@ -19,6 +19,7 @@ interface NodeProcess {
   memoryUsage?: { rss?: () => number };
   env?: Record<string, string | undefined>;
   platform?: string;
+  arch?: string;
 }
 
 const nodeProcess: NodeProcess | undefined = (globalThis as { process?: NodeProcess }).process;
@@ -28,8 +29,17 @@ let native: NativePageReturn | null = null;
 let nativeLoadError: string | null = null;
 
 /**
+ * Where the page-return addon came from: `'prebuilt'`, the binary the package ships for this platform
+ * (`prebuilds/<platform>-<arch>/node.napi.node`, no compiler needed); `'built'`, the one compiled from source at
+ * install (`build/Release`); null when neither loads (decommit is bookkeeping only).
+ */
+export type PageReturnAddon = 'prebuilt' | 'built' | null;
+let nativeFrom: PageReturnAddon = null;
+
+/**
  * The page-return addon, or null when it is not built, cannot load, is turned off with
- * `PADDOCK_PAGE_RETURN=none`, or the host is not Node.
+ * `PADDOCK_PAGE_RETURN=none`, or the host is not Node. The prebuilt binary is tried first, then the one built
+ * from source; `PADDOCK_PAGE_RETURN=prebuilt` or `=built` tries only that one.
  */
 export function loadNativePageReturn(): NativePageReturn | null {
   if (nativeLoaded) return native;
@@ -38,23 +48,39 @@ export function loadNativePageReturn(): NativePageReturn | null {
     nativeLoadError = 'not running on Node';
     return null;
   }
-  if (nodeProcess.env?.PADDOCK_PAGE_RETURN === 'none') {
+  const only = nodeProcess.env?.PADDOCK_PAGE_RETURN;
+  if (only === 'none') {
     nativeLoadError = 'PADDOCK_PAGE_RETURN=none';
     return null;
   }
-  try {
-    const mod = nodeProcess.getBuiltinModule('node:module') as {
-      createRequire(url: string): (id: string) => unknown;
-    };
-    const require = mod.createRequire(import.meta.url);
-    const loaded = require('../build/Release/paddock_page_return.node') as NativePageReturn;
-    if (typeof loaded.discard !== 'function') throw new Error('addon has no discard()');
-    native = loaded;
-  } catch (err) {
-    nativeLoadError = err instanceof Error ? err.message : String(err);
-    native = null;
+  const mod = nodeProcess.getBuiltinModule('node:module') as { createRequire(url: string): (id: string) => unknown };
+  const require = mod.createRequire(import.meta.url);
+  const candidates: [Exclude<PageReturnAddon, null>, string][] = [
+    ['prebuilt', `../prebuilds/${nodeProcess.platform}-${nodeProcess.arch}/node.napi.node`],
+    ['built', '../build/Release/paddock_page_return.node'],
+  ];
+  const failures: string[] = [];
+  for (const [from, path] of candidates) {
+    if (only !== undefined && only !== '' && only !== from) continue;
+    try {
+      const loaded = require(path) as NativePageReturn;
+      if (typeof loaded.discard !== 'function') throw new Error('addon has no discard()');
+      native = loaded;
+      nativeFrom = from;
+      nativeLoadError = null;
+      return native;
+    } catch (err) {
+      failures.push(`${from}: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
-  return native;
+  nativeLoadError = failures.length > 0 ? failures.join('; ') : `PADDOCK_PAGE_RETURN=${String(only)} names no addon (prebuilt, built or none)`;
+  return null;
+}
+
+/** Which addon returns pages in this process (see {@link PageReturnAddon}). */
+export function pageReturnAddon(): PageReturnAddon {
+  loadNativePageReturn();
+  return nativeFrom;
 }
 
 /** Why the addon is not loaded (null when it is). */
