@@ -3,7 +3,8 @@
 // in a fresh Node process, with what it returns to the OS measured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,7 +12,9 @@ const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
 const built = join(pkg, 'build', 'Release', 'paddock_page_return.node');
 const prebuilt = join(pkg, 'prebuilds', `${process.platform}-${process.arch}`, 'node.napi.node');
 /** A PATH with node and nothing else: no cc, no make, no python (a machine without a compiler). */
-const noCompiler = { ...process.env, PATH: dirname(process.execPath), PADDOCK_PAGE_RETURN: '' };
+const nodeOnly = mkdtempSync(join(tmpdir(), 'paddock-node-only-'));
+symlinkSync(process.execPath, join(nodeOnly, 'node'));
+const noCompiler = { ...process.env, PATH: nodeOnly, PADDOCK_PAGE_RETURN: '' };
 
 /** In a fresh process: which addon loads, and the resident bytes 64 MiB of touched pages give back on decommit. */
 function probe(env: NodeJS.ProcessEnv): { addon: string | null; mode: string; error: string | null; dropMiB: number } {
@@ -36,10 +39,14 @@ describe.skipIf(process.platform !== 'linux' || !existsSync(built))('page return
     const r = spawnSync(process.execPath, [join(pkg, 'scripts', 'prebuild.mjs')], { encoding: 'utf8', timeout: 240_000 });
     if (r.status !== 0) throw new Error(`prebuild failed: ${r.stdout}\n${r.stderr}`);
   }, 300_000);
-  afterAll(() => rmSync(join(pkg, 'prebuilds'), { recursive: true, force: true }));
+  afterAll(() => {
+    rmSync(join(pkg, 'prebuilds'), { recursive: true, force: true });
+    rmSync(nodeOnly, { recursive: true, force: true });
+  });
 
   it('the prebuilt addon is loaded first, without a compiler on PATH, and returns pages', () => {
     expect(existsSync(prebuilt)).toBe(true);
+    expect(spawnSync('cc', ['--version'], { env: noCompiler }).error).toBeDefined(); // no cc to be found
     const r = probe(noCompiler);
     expect(r).toMatchObject({ addon: 'prebuilt', mode: 'native', error: null });
     expect(r.dropMiB).toBeGreaterThan(48);
