@@ -32,7 +32,6 @@ export async function viteConfig(use, outDir = join(APP, 'dist')) {
   return {
     root: APP,
     configFile: false,
-    logLevel: 'warn',
     resolve: { conditions: [...backendConditions(use), ...defaultClientConditions] },
     worker: { format: 'es' },
     build: { outDir, emptyOutDir: true, target: 'es2022', reportCompressedSize: false },
@@ -56,7 +55,7 @@ export async function buildWithVite(use, outDir) {
   await checkInstrumentedDist(use);
   const { build } = await import('vite');
   const t0 = performance.now();
-  await build(await viteConfig(use, outDir));
+  await build({ ...(await viteConfig(use, outDir)), logLevel: 'warn' });
   return summary('vite', use, outDir, t0);
 }
 

@@ -20,6 +20,10 @@ interface Sample {
   liveBytes: number | null;
   /** `performance.measureUserAgentSpecificMemory().bytes`, when asked for and the page is isolated. */
   browserBytes: number | null;
+  /** Its share per agent (the page, each worker). */
+  browserAgents: number[] | null;
+  /** How long that measure took to come back. */
+  browserMs: number | null;
   /** Whatever the driver's `window.__sample` returned. */
   driver: unknown;
 }
@@ -74,22 +78,35 @@ function startWorker(job: Job, transfer: Transferable[]): Mailbox {
   return box;
 }
 
-async function measureBrowser(): Promise<number | null> {
-  const measure = (performance as { measureUserAgentSpecificMemory?: () => Promise<{ bytes: number }> }).measureUserAgentSpecificMemory;
+interface MemoryMeasurement {
+  bytes: number;
+  breakdown: Array<{ bytes: number; attribution: Array<{ scope?: string }> }>;
+}
+
+/** The browser's measure of this page's memory (all of its agents), with each agent's share, when asked for. */
+async function measureBrowser(): Promise<{ bytes: number; agents: number[]; ms: number } | null> {
+  const measure = (performance as { measureUserAgentSpecificMemory?: () => Promise<MemoryMeasurement> }).measureUserAgentSpecificMemory;
   if (!params.has('measure') || !crossOriginIsolated || typeof measure !== 'function') return null;
-  return (await measure.call(performance)).bytes;
+  const t0 = performance.now();
+  const m = await measure.call(performance);
+  const agents = m.breakdown.filter((b) => b.bytes > 0 && b.attribution.length > 0).map((b) => b.bytes);
+  return { bytes: m.bytes, agents, ms: Math.round(performance.now() - t0) };
 }
 
 const samples: Sample[] = [];
 async function sample(s: string, heap: Heap | null): Promise<void> {
   const stats = heap?.stats();
+  const driver = (await win.__sample?.(s)) ?? null; // first: a driver may collect garbage before its figures
+  const browser = await measureBrowser();
   const row: Sample = {
     step: s,
     bufferBytes: heap ? heap.space.buffer.byteLength : null,
     committedBytes: stats?.committedBytes ?? null,
     liveBytes: stats?.liveBytes ?? null,
-    browserBytes: await measureBrowser(),
-    driver: (await win.__sample?.(s)) ?? null,
+    browserBytes: browser?.bytes ?? null,
+    browserAgents: browser?.agents ?? null,
+    browserMs: browser?.ms ?? null,
+    driver,
   };
   samples.push(row);
   const tr = document.createElement('tr');
@@ -99,22 +116,22 @@ async function sample(s: string, heap: Heap | null): Promise<void> {
   $('steps').appendChild(tr);
 }
 
-function showLive(heap: Heap): () => void {
-  const show = () => {
-    const s = heap.stats();
-    const rows: Array<[string, string]> = [
-      ['buffer (never shrinks)', mib(heap.space.buffer.byteLength)],
-      ['committed', mib(s.committedBytes)],
-      ['live', mib(s.liveBytes)],
-      ['page return', s.pageReturn],
-      ['next idle tick', `${s.nextTickMs} ms`],
-    ];
-    $('live').innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join('');
-  };
-  show();
-  const timer = setInterval(show, 100);
-  return () => clearInterval(timer);
+/** The heap the live table shows, or null. Held here rather than in a closure, so that dropping it drops it. */
+let shown: Heap | null = null;
+
+function showLive(): void {
+  if (shown === null) return;
+  const s = shown.stats();
+  const rows: Array<[string, string]> = [
+    ['buffer (never shrinks)', mib(shown.space.buffer.byteLength)],
+    ['committed (every agent)', mib(s.committedBytes)],
+    ['live (this agent)', mib(s.liveBytes)],
+    ['page return', s.pageReturn],
+    ['next idle tick', `${s.nextTickMs} ms`],
+  ];
+  $('live').innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join('');
 }
+setInterval(showLive, 100);
 
 /** Waits until this agent's committed bytes have not moved for a second (at most IDLE_MAX_MS). */
 async function settle(heap: Heap): Promise<number> {
@@ -134,12 +151,13 @@ async function settle(heap: Heap): Promise<number> {
 
 async function main(): Promise<void> {
   step('before');
+  if (params.has('measure')) await new Promise((r) => setTimeout(r, 1_000)); // let the fresh page settle first
   await sample('before', null);
 
   step('create');
   let heap: Heap | null = createHeap({ maxBytes: 512 << 20 });
   $('backend').textContent = heap.backend;
-  const stopShowing = showLive(heap);
+  shown = heap;
   const channels = Array.from({ length: PRODUCERS }, () => new MessageChannel());
   const consumer = startWorker({ role: 'consumer', handle: heap.handle, ports: channels.map((c) => c.port2) }, channels.map((c) => c.port2));
   const producers = channels.map((c, id) =>
@@ -166,7 +184,7 @@ async function main(): Promise<void> {
   for (const w of workers) w.tell('close');
   await Promise.all(workers.map((w) => w.next('closed')));
   for (const w of workers) w.worker.terminate();
-  stopShowing();
+  shown = null;
   heap.stopIdle();
   heap.check();
   const final = heap.stats();
