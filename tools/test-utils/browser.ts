@@ -4,8 +4,9 @@
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { build } from 'esbuild';
+import type { Page } from 'playwright-core';
 
 /** Where Debian installs Chromium (`apt-get install chromium`). */
 export const CHROMIUM = process.env.PADDOCK_CHROMIUM ?? '/usr/bin/chromium';
@@ -26,7 +27,13 @@ export async function bundle(entries: Record<string, string>): Promise<string> {
   return out;
 }
 
-/** Serves `dir` on 127.0.0.1 with COOP/COEP on every response, and a page that loads `page.js`. */
+/** How `serve` labels a file, by its extension (anything else is served as a script). */
+const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html', '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json' };
+
+/**
+ * Serves `dir` on 127.0.0.1 with COOP/COEP on every response, and, unless `dir` has its own index.html (a
+ * bundler's output), a page that loads `page.js`.
+ */
 export async function serve(dir: string): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     const name = (req.url ?? '/').split('?')[0]!.replace(/^\/+/, '') || 'index.html';
@@ -35,7 +42,7 @@ export async function serve(dir: string): Promise<{ url: string; close(): Promis
       'Cross-Origin-Embedder-Policy': 'require-corp',
       'Cache-Control': 'no-store',
     };
-    if (name === 'index.html') {
+    if (name === 'index.html' && !existsSync(join(dir, name))) {
       res.writeHead(200, { ...headers, 'Content-Type': 'text/html' });
       res.end('<!doctype html><meta charset="utf-8"><title>paddock</title><script type="module" src="/page.js"></script>');
       return;
@@ -51,7 +58,7 @@ export async function serve(dir: string): Promise<{ url: string; close(): Promis
       res.end();
       return;
     }
-    res.writeHead(200, { ...headers, 'Content-Type': 'text/javascript' });
+    res.writeHead(200, { ...headers, 'Content-Type': CONTENT_TYPES[extname(name)] ?? 'text/javascript' });
     res.end(readFileSync(file));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -62,17 +69,24 @@ export async function serve(dir: string): Promise<{ url: string; close(): Promis
   };
 }
 
+/** What a caller may add to a page run: more Chromium flags, and a step before the page opens. */
+export interface PageOptions {
+  args?: string[];
+  /** Called with the page before it opens `url` (to expose a function to it, or open a CDP session). */
+  before?: (page: Page) => Promise<void>;
+}
+
 /**
  * Opens `url` in headless Chromium and waits for the page to set `window.__done` (its report), failing with the
  * page's own error (an uncaught exception, a console error) rather than a time-out.
  */
-export async function runPage<T>(url: string, timeoutMs: number): Promise<T> {
+export async function runPage<T>(url: string, timeoutMs: number, options: PageOptions = {}): Promise<T> {
   const { chromium } = await import('playwright-core');
   const profile = mkdtempSync(join(tmpdir(), 'paddock-chromium-'));
   const browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...(options.args ?? [])],
   });
   try {
     const page = await browser.newPage();
@@ -81,6 +95,7 @@ export async function runPage<T>(url: string, timeoutMs: number): Promise<T> {
     page.on('console', (m) => {
       if (m.type() === 'error') errors.push(`console error: ${m.text()}`);
     });
+    await options.before?.(page);
     await page.goto(url);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
