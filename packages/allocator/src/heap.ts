@@ -293,7 +293,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    * One idle visit: adopts detached or reaped owners, drains the inbox, flushes the chains, sweeps the
    * arenas whose dirty units have waited long enough. Returns the
    * milliseconds until the next visit: 10 after any allocation since the last visit, else double the last
-   * delay, up to 500. The visit that reaches 500 runs the idle return (once, until activity resumes).
+   * delay, up to 500. The visit that reaches 500 runs the idle return (once, until activity resumes); a visit at
+   * 500 runs it again when the cache holds blocks freed since (an agent that only frees allocates nothing, so
+   * its frees would otherwise stay in its cache, and their memory away from its owners, for good).
    */
   tick(): number {
     if (this.detached) throw closedError();
@@ -303,7 +305,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.arena.flushChains();
     this.arena.sweepDue(false);
     if (!this.activityResumed()) this.interval = Math.min(TICK_MAX_MS, this.interval * 2);
-    if (this.interval >= TICK_MAX_MS && !this.idleReturned) {
+    if (this.interval >= TICK_MAX_MS && (!this.idleReturned || !this.cache.isEmpty())) {
       this.returnIdle();
       this.idleReturned = true;
     }
@@ -341,10 +343,13 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.activityResumed();
   }
 
-  /** After a wait: drains the inbox; the first wait that timed out since the last allocation runs the idle return. */
+  /**
+   * After a wait: drains the inbox; the first wait that timed out since the last allocation runs the idle return,
+   * and a later one again when the cache holds blocks freed since (as the tick does).
+   */
   protected afterWait(timedOut: boolean): void {
     this.arena.drain();
-    if (timedOut && !this.waitReturned) {
+    if (timedOut && (!this.waitReturned || !this.cache.isEmpty())) {
       this.returnIdle();
       this.waitReturned = true;
     }

@@ -69,6 +69,27 @@ describe('the idle tick', () => {
   });
 });
 
+describe('an agent that only frees', () => {
+  it('sends what it freed after its idle return home at the next visit at the cap, and after a timed-out wait', () => {
+    const owner = createHeap({ maxBytes: GiB });
+    const freer = attachHeap(owner.handle);
+    while (freer.tick() < TICK_MAX_MS); // quiet: up to the cap
+    freer.tick(); // the idle return has run
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    for (const round of ['tick', 'wait'] as const) {
+      const blocks = Array.from({ length: 300 }, () => owner.malloc(256));
+      for (const p of blocks) freer.free(p); // into the freer's cache: it allocates nothing, so no activity
+      expect(freer.stats().cacheBytes).toBeGreaterThan(0);
+      if (round === 'tick') freer.tick();
+      else freer.wait(flag, 0, 0, 1);
+      expect(freer.stats().cacheBytes, round).toBe(0);
+      expect(owner.drain(), round).toBe(300);
+    }
+    expect(owner.stats().liveBytes).toBe(0);
+    owner.check();
+  });
+});
+
 describe('idle agents give memory back to the OS', () => {
   async function idleDrop(bytes: number, block: number): Promise<{ baseline: number; held: number; after: number; ms: number }> {
     const heap = createHeap({ maxBytes: 4 * GiB - 65536, pageReturn: 'native' });

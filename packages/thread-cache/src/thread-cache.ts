@@ -106,6 +106,13 @@ export class ThreadCache {
     for (let c = 0; c < CLASS_COUNT; c++) u32[this.depthWord + c] = 0;
   }
 
+  /** Whether the cache holds no block at all. */
+  isEmpty(): boolean {
+    const u32 = this.arena.u32;
+    for (let c = 0; c < CLASS_COUNT; c++) if (u32[this.countWord + c] !== 0) return false;
+    return true;
+  }
+
   /** Blocks held in class `cls`. */
   held(cls: number): number {
     return this.arena.u32[this.countWord + cls]!;
