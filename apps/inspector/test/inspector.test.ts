@@ -42,8 +42,9 @@ describe.skipIf(!browserAvailable())('the inspector in Chromium', () => {
     expectMapAgrees(r);
     expect(r.drawn!.colouring).toBe('owner');
     expect(r.drawn!.byState.slab).toBeGreaterThan(0);
-    expect(r.hovered.slab).toMatch(/state: slab\nclass \d+: .* objects\nlive \d+ \/ \d+ objects · span \d+ unit/);
-    expect(r.hovered.slab).toMatch(/owner: slot \d+ \(live\)/);
+    expect(r.hovered.slab!.found).toBe(true);
+    expect(r.hovered.slab!.text).toMatch(/state: slab\nclass \d+: .* objects\nlive \d+ \/ \d+ objects · span \d+ unit/);
+    expect(r.hovered.slab!.text).toMatch(/owner: slot \d+ \(live\)/);
     // The timeline: the kill (an action) and then the takeover the snapshots showed.
     const kill = r.marks.find((m) => m.kind === 'action' && m.label.startsWith('kill producer 1'));
     const takeover = r.marks.find((m) => m.kind === 'heap' && /^slot \d+ taken over by \d+$/.test(m.label));
@@ -70,7 +71,7 @@ describe.skipIf(!browserAvailable())('the inspector in Chromium', () => {
     expect(page.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
     expect(await page.text()).toContain('Paddock heap inspector');
     inspector.mark('allocated');
-    const r = await runPage<Report & { error?: string }>(`${inspector.url}&steps=frames:3,done`, 30_000);
+    const r = await runPage<Report & { error?: string }>(`${inspector.url}&steps=frames:3,hover:large,done`, 30_000);
     expect(r.error).toBeUndefined();
     expect(r.source).toBe('node');
     expectMapAgrees(r);
@@ -79,6 +80,9 @@ describe.skipIf(!browserAvailable())('the inspector in Chromium', () => {
     expect(r.snapshot.liveBytes).toBe(now.liveBytes);
     expect(countStates(r.snapshot.unitState)).toEqual(countStates(Array.from(now.arena!.unitState)));
     expect(r.drawn!.byState.large).toBe(1);
+    expect(r.hovered.large!.found).toBe(true);
+    expect(r.hovered.large!.text).toContain('large block at');
+    expect(r.hovered.large!.text).toContain(': 1.5 MiB, live');
     expect(r.marks).toEqual([expect.objectContaining({ label: 'allocated', kind: 'program' })]);
     expect(r.samples).toBeGreaterThanOrEqual(3);
     for (const p of blocks) heap.free(p);

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Heap } from '@paddock/allocator';
+import type { Heap, HeapSnapshot } from '@paddock/allocator';
 import { encodeSnapshot } from '../codec.js';
 import type { Figures, Mark } from '../stream.js';
 
@@ -123,7 +123,13 @@ export async function serveInspector(heap: Heap, options: InspectorOptions = {})
   };
   const take = () => {
     if (heap.isDetached) return stop();
-    const s = heap.snapshot();
+    let s: HeapSnapshot;
+    try {
+      s = heap.snapshot();
+    } catch (err) {
+      console.error('paddock inspector: the snapshot failed, the stream stops:', err);
+      return stop();
+    }
     history.push({ t: s.takenAt, committed: s.committedBytes, resident: s.residentBytes, live: s.liveBytes });
     if (history.length > HISTORY) history.splice(0, history.length - HISTORY);
     if (clients.size > 0) send('snapshot', encodeSnapshot(s));

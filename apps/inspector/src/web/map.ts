@@ -1,7 +1,7 @@
-// The address-space map: one cell per arena unit, one block of rows per carved arena (in the snapshot's order),
-// a strip on the left of each block in its owner's colour (split with the slab that carved it when the arena was
-// taken over), cells coloured by class or by owner; free, header, parked and quarantined units in their own
-// colours. Hovering a cell describes its unit (and the slab or object it belongs to). What it drew last is kept
+// The address-space map: one cell per arena unit, one block of rows per carved arena (in the snapshot's order,
+// side by side as the width allows), a strip on the left of each block in its owner's colour (split with the slot
+// that carved it when the arena was taken over), cells coloured by class or by owner; free, header, parked and
+// quarantined units in their own colours. Hovering a cell describes its unit (and the slab or object it belongs to). What it drew last is kept
 // in `drawn`, counted cell by cell, so that a test can compare it with the snapshot.
 import {
   UNIT_CONTINUATION,
@@ -40,16 +40,24 @@ interface Layout {
   columns: number;
   rowsPerArena: number;
   arenaHeight: number;
+  /** Arenas side by side, and the width of one with its strip and gap. */
+  perBand: number;
+  arenaWidth: number;
 }
 
-/** The biggest cell that fits every arena in MAX_HEIGHT (or the smallest, scrolled), columns a power of two. */
+/**
+ * The biggest cell that fits every arena in MAX_HEIGHT (or the smallest, scrolled): an arena's units in rows of a
+ * power of two columns, arenas side by side as many as the width holds.
+ */
 function layout(width: number, units: number, arenas: number): Layout {
   let chosen: Layout | null = null;
   for (const cell of CELL_SIZES) {
     const columns = Math.min(units, 2 ** Math.floor(Math.log2(Math.max(1, (width - STRIP - 2) / cell))));
     const rowsPerArena = Math.ceil(units / columns);
-    chosen = { cell, columns, rowsPerArena, arenaHeight: rowsPerArena * cell + GAP };
-    if (chosen.arenaHeight * arenas <= MAX_HEIGHT) break;
+    const arenaWidth = STRIP + 2 + columns * cell + GAP * 2;
+    const perBand = Math.max(1, Math.floor(width / arenaWidth));
+    chosen = { cell, columns, rowsPerArena, arenaHeight: rowsPerArena * cell + GAP, perBand, arenaWidth };
+    if (chosen.arenaHeight * Math.ceil(arenas / perBand) <= MAX_HEIGHT) break;
   }
   return chosen!;
 }
@@ -83,8 +91,8 @@ export class UnitMap {
     const width = Math.max(200, (this.canvas.parentElement?.clientWidth ?? 800) - 14);
     const g = layout(width, a.unitsPerArena, a.arenas.length);
     this.geometry = g;
-    const w = STRIP + 2 + g.columns * g.cell;
-    const h = Math.max(g.cell, a.arenas.length * g.arenaHeight);
+    const w = Math.min(a.arenas.length, g.perBand) * g.arenaWidth;
+    const h = Math.max(g.cell, Math.ceil(a.arenas.length / g.perBand) * g.arenaHeight);
     if (this.canvas.width !== w || this.canvas.height !== h) {
       this.canvas.width = w;
       this.canvas.height = h;
@@ -100,14 +108,15 @@ export class UnitMap {
     let cells = 0;
     for (let ai = 0; ai < a.arenas.length; ai++) {
       const arena = a.arenas[ai]!;
-      const top = ai * g.arenaHeight;
+      const top = Math.floor(ai / g.perBand) * g.arenaHeight;
+      const left = (ai % g.perBand) * g.arenaWidth;
       const takenOver = arena.owner !== arena.carver;
       arenas.push({ base: arena.base, owner: arena.owner, carver: arena.carver, takenOver });
       ctx.fillStyle = ownerColour(arena.owner);
-      ctx.fillRect(0, top, STRIP, g.rowsPerArena * g.cell);
+      ctx.fillRect(left, top, STRIP, g.rowsPerArena * g.cell);
       if (takenOver) {
         ctx.fillStyle = ownerColour(arena.carver);
-        ctx.fillRect(0, top, STRIP / 2, g.rowsPerArena * g.cell);
+        ctx.fillRect(left, top, STRIP / 2, g.rowsPerArena * g.cell);
       }
       let headColour = BACKGROUND;
       for (let u = 0; u < a.unitsPerArena; u++) {
@@ -125,12 +134,12 @@ export class UnitMap {
         byState[UNIT_STATE_NAMES[state]!]!++;
         cells++;
         if (ctx.fillStyle !== colour) ctx.fillStyle = colour;
-        ctx.fillRect(STRIP + 2 + (u % g.columns) * g.cell, top + Math.floor(u / g.columns) * g.cell, inner, inner);
+        ctx.fillRect(left + STRIP + 2 + (u % g.columns) * g.cell, top + Math.floor(u / g.columns) * g.cell, inner, inner);
       }
       if (takenOver) {
         ctx.strokeStyle = '#ffb86b';
         ctx.setLineDash([4, 3]);
-        ctx.strokeRect(0.5, top + 0.5, w - 1, g.rowsPerArena * g.cell - 1);
+        ctx.strokeRect(left + 0.5, top + 0.5, g.arenaWidth - GAP * 2 - 1, g.rowsPerArena * g.cell - 1);
         ctx.setLineDash([]);
       }
     }
@@ -143,10 +152,12 @@ export class UnitMap {
     const a = this.snapshot?.arena;
     const g = this.geometry;
     if (!a || !g) return -1;
-    const ai = Math.floor(y / g.arenaHeight);
-    const row = Math.floor((y - ai * g.arenaHeight) / g.cell);
-    const col = Math.floor((x - STRIP - 2) / g.cell);
-    if (ai < 0 || ai >= a.arenas.length || row >= g.rowsPerArena || col < 0 || col >= g.columns) return -1;
+    const band = Math.floor(y / g.arenaHeight);
+    const across = Math.floor(x / g.arenaWidth);
+    const ai = band * g.perBand + across;
+    const row = Math.floor((y - band * g.arenaHeight) / g.cell);
+    const col = Math.floor((x - across * g.arenaWidth - STRIP - 2) / g.cell);
+    if (across >= g.perBand || ai < 0 || ai >= a.arenas.length || row >= g.rowsPerArena || col < 0 || col >= g.columns) return -1;
     const u = row * g.columns + col;
     return u < a.unitsPerArena ? ai * a.unitsPerArena + u : -1;
   }
@@ -158,7 +169,9 @@ export class UnitMap {
     if (!a || !g || index < 0) return null;
     const ai = Math.floor(index / a.unitsPerArena);
     const u = index % a.unitsPerArena;
-    return { x: STRIP + 2 + (u % g.columns) * g.cell + g.cell / 2, y: ai * g.arenaHeight + Math.floor(u / g.columns) * g.cell + g.cell / 2 };
+    const left = (ai % g.perBand) * g.arenaWidth;
+    const top = Math.floor(ai / g.perBand) * g.arenaHeight;
+    return { x: left + STRIP + 2 + (u % g.columns) * g.cell + g.cell / 2, y: top + Math.floor(u / g.columns) * g.cell + g.cell / 2 };
   }
 
   /** What the tooltip says of unit `index`: its arena, owner, state, class, live/capacity, span. */

@@ -15,19 +15,20 @@ async function until(inspector: Inspector, what: string, ok: () => boolean, ms =
   }
 }
 
-function hover(inspector: Inspector, state: string): string {
+/** Puts the pointer on the first unit in `state`: what the tooltip says, and whether the map found that unit there. */
+function hover(inspector: Inspector, state: string): { text: string; found: boolean } {
   const a = inspector.last?.arena;
   const index = a ? a.unitState.indexOf(UNIT_STATE_NAMES.indexOf(state as (typeof UNIT_STATE_NAMES)[number])) : -1;
   const at = inspector.map.cellCentre(index);
-  if (!at) return '';
+  if (!at) return { text: '', found: false };
   const canvas = document.getElementById('map')!;
   const box = canvas.getBoundingClientRect();
   canvas.dispatchEvent(new MouseEvent('mousemove', { clientX: box.left + at.x, clientY: box.top + at.y, bubbles: true }));
-  return document.getElementById('tooltip')!.textContent ?? '';
+  return { text: document.getElementById('tooltip')!.textContent ?? '', found: inspector.map.unitAt(at.x, at.y) === index };
 }
 
 /** What `done` reports: the last snapshot's map and figures beside what the page drew from it. */
-function report(inspector: Inspector, hovered: Record<string, string>) {
+function report(inspector: Inspector, hovered: Record<string, { text: string; found: boolean }>) {
   const s = inspector.last!;
   return {
     source: inspector.source,
@@ -53,7 +54,7 @@ function report(inspector: Inspector, hovered: Record<string, string>) {
 export type Report = ReturnType<typeof report>;
 
 export async function playSteps(inspector: Inspector, script: string): Promise<void> {
-  const hovered: Record<string, string> = {};
+  const hovered: Record<string, { text: string; found: boolean }> = {};
   await inspector.frame();
   for (const step of script.split(',')) {
     const [op, arg = ''] = step.split(':');
