@@ -503,7 +503,7 @@ function wasmCallsSection(w: WasmCallsJson, file: string): string[] {
     L.push(
       `Reading: from wasm a pair through the arena costs ${ns(fromWasm)}, from JS ${ns(fromJs)}; the difference, ${ns(fromWasm - fromJs)}, is about the two ` +
         `crossings an empty import costs (${ns(crossing)}). The module's own TLSF, with no crossing, costs ${ns(own)}, ` +
-        `${ns(fromWasm - own)} less than Paddock from wasm. A wasm build of Paddock's fast path would save a wasm caller at most the crossings ` +
+        `${ns(Math.abs(fromWasm - own))} ${own <= fromWasm ? 'less' : 'more'} than Paddock from wasm. A wasm build of Paddock's fast path would save a wasm caller at most the crossings ` +
         `(${Math.round((crossing / fromWasm) * 100)}% of its pair), and only if the same work ran no slower in wasm than in JS: ` +
         (own >= fromJs
           ? `here a mature wasm allocator's pair inside the module (${ns(own)}) is no faster than the arena's pair in JS (${ns(fromJs)}). `
