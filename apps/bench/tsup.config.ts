@@ -1,9 +1,9 @@
 import { defineConfig } from 'tsup';
 import { preset } from '../../tools/tsup.preset.mjs';
 
-// An app, not a library: the Node entry, the workers' scripts (cross-32's and the programs') and the report
-// writer, each bundled flat into dist/ (the main thread finds the workers next to itself), no type
-// declarations. @thi.ng/malloc stays external so the peer runs exactly as published, from node_modules.
+// An app, not a library: the Node entry, the workers' scripts (cross-32's and the programs'), the report
+// writer and the wasm-calls measurement, each bundled flat into dist/ (the main thread finds the workers next
+// to itself), no type declarations. @thi.ng/malloc stays external so the peer runs exactly as published, from node_modules.
 export default defineConfig(
   preset({
     entry: {
@@ -12,6 +12,7 @@ export default defineConfig(
       'program-worker': 'src/workloads/program-worker.ts',
       'snapshot-worker': 'src/workloads/snapshot-worker.ts',
       'report-md': 'src/report-md.ts',
+      'wasm-calls': 'src/wasm-calls.ts',
     },
     platform: 'node',
     dts: false,

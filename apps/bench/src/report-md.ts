@@ -12,6 +12,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { change, estimate, type Estimate, fmtChange } from './stats.js';
+import type { WasmCallsJson } from './wasm-calls.js';
 import { scopeRows, type ScopesJson, scopesReading, VARIANTS } from './workloads/scopes-figures.js';
 import { snapshotsLines, type SnapshotsJson } from './workloads/snapshots.js';
 
@@ -335,6 +336,10 @@ function main(): void {
     L.push('');
   }
 
+  // calls from WebAssembly: their own run's JSON, kept beside the charts (the bench's run does not make it)
+  const wasmCalls = join(args.charts, 'wasm-calls.json');
+  if (existsSync(wasmCalls)) L.push(...wasmCallsSection(JSON.parse(readFileSync(wasmCalls, 'utf8')) as WasmCallsJson, rel(wasmCalls)));
+
   // programs
   const progs = doc.programs ?? [];
   const groups: [string, string][] = [
@@ -472,6 +477,54 @@ function scopesSection(s: ScopesJson, alone: string): string[] {
   L.push('');
   for (const line of scopesReading(s)) L.push(`- ${line}`);
   L.push('');
+  return L;
+}
+
+/** The wasm-calls measurement: the lanes' table, and what the figures say about a wasm build of the fast path. */
+function wasmCallsSection(w: WasmCallsJson, file: string): string[] {
+  const L: string[] = [];
+  const m = w.machine;
+  L.push('## Calls from WebAssembly');
+  L.push('');
+  L.push(
+    `A wasm module allocating in a Paddock heap imports \`malloc\`/\`free\` from JavaScript, so each call crosses the boundary. ` +
+      `malloc(${w.config.size}) + free on one agent, one word of each block written and read, ns per pair: median and 95% interval of ` +
+      `${w.config.rounds} rounds of ${w.config.pairs.toLocaleString('en-US')} pairs after ${w.config.warmup} warm-up, the lanes interleaved. ` +
+      `From [\`${file.split('/').pop()}\`](${file}), its own run: \`${w.command}\` (${w.date}; ${m.cpuModel}, ${m.cpus} CPUs, Node ${m.node}, ` +
+      `load average ${m.loadavgAtEnd.map((x) => x.toFixed(2)).join(' / ')} at the end). The module: \`${w.build}\`.`,
+  );
+  L.push('');
+  const med = new Map<string, Estimate>();
+  const rows: string[][] = [];
+  for (const lane of w.lanes) {
+    const e = estimate(lane.samplesNs);
+    if (e) med.set(lane.name, e);
+    rows.push([`\`${lane.name}\``, e ? `${e.median.toFixed(1)} ns` : '-', e ? `[${e.lo.toFixed(1)} .. ${e.hi.toFixed(1)}]` : '-', lane.what]);
+  }
+  L.push(table(['lane', 'median per pair', '95% CI', 'what it runs'], rows));
+  L.push('');
+  const fromWasm = med.get('wasm: Paddock pool_arena')?.median;
+  const fromJs = med.get('JS: Paddock pool_arena')?.median;
+  const crossing = med.get('wasm: empty import x2')?.median;
+  const own = med.get('wasm: own TLSF')?.median;
+  const jsToWasm = med.get('JS: wasm TLSF')?.median;
+  if (fromWasm !== undefined && fromJs !== undefined && crossing !== undefined && own !== undefined && jsToWasm !== undefined) {
+    const ns = (x: number) => `${x.toFixed(1)} ns`;
+    L.push(
+      `Reading: from wasm a pair through the arena costs ${ns(fromWasm)}, from JS ${ns(fromJs)}; the difference, ${ns(fromWasm - fromJs)}, is about the two ` +
+        `crossings an empty import costs (${ns(crossing)}). The module's own TLSF, with no crossing, costs ${ns(own)}, ` +
+        `${ns(Math.abs(fromWasm - own))} ${own <= fromWasm ? 'less' : 'more'} than Paddock from wasm. A wasm build of Paddock's fast path would save a wasm caller at most the crossings ` +
+        `(${Math.round((crossing / fromWasm) * 100)}% of its pair), and only if the same work ran no slower in wasm than in JS: ` +
+        (own >= fromJs
+          ? `here a mature wasm allocator's pair inside the module (${ns(own)}) is no faster than the arena's pair in JS (${ns(fromJs)}). `
+          : `here a mature wasm allocator's pair inside the module (${ns(own)}) is ${ns(fromJs - own)} faster than the arena's pair in JS (${ns(fromJs)}). `) +
+        `JS callers would pay the crossing the other way (the module's TLSF called from JS: ${ns(jsToWasm)}, ${ns(jsToWasm - own)} above the same calls from inside wasm). ` +
+        (own >= 0.8 * fromJs && crossing < fromJs
+          ? 'So it would not pay: the work in wasm is no cheaper than in JS, the crossings cost less than the work, and a second build of the fast path would only move the crossings from wasm callers to JS callers.'
+          : `So it could pay for callers that live in wasm (up to ${ns(fromWasm - own)} a pair), at ${ns(jsToWasm - own)} a pair more for callers in JS.`),
+    );
+    L.push('');
+  }
   return L;
 }
 

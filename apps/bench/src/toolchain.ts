@@ -10,8 +10,10 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { errorText } from './format.js';
 
 /** apps/bench/ (from dist/). */
 export const APP = fileURLToPath(new URL('..', import.meta.url));
@@ -63,6 +65,23 @@ export function build(kind: string, source: string, ext: string, cmd: string, ar
   if (!r.ok) return { ok: false, reason: firstLine(r.out) || `${cmd} failed` };
   renameSync(tmp, out);
   return { ok: true, path: out, cached: false, command };
+}
+
+/**
+ * Compiles the AssemblyScript file `wasm/<file>` with `asc` from the `assemblyscript` npm package (a dev
+ * dependency) and the given flags, into `build/wasm/wasm-<hash><suffix>`.
+ */
+export function buildAsc(file: string, suffix: string, flags: string[]): Built {
+  const source = join(APP, 'wasm', file);
+  let asc: string;
+  try {
+    const pkg = createRequire(import.meta.url).resolve('assemblyscript/package.json');
+    asc = join(dirname(pkg), 'bin', 'asc.js');
+    if (!existsSync(asc)) throw new Error(`${asc} missing`);
+  } catch (err) {
+    return { ok: false, reason: `the assemblyscript package is not installed (pnpm install): ${errorText(err)}` };
+  }
+  return build('wasm', source, suffix, process.execPath, (o) => [asc, source, ...flags, '-o', o]);
 }
 
 export function have(cmd: string): boolean {
