@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { browserAvailable, bundle, runPage, serve } from './browser/harness.js';
+import { browserAvailable, bundle, runPage, serve } from '../../../tools/test-utils/browser.js';
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const temps: string[] = [];
