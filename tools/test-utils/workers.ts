@@ -42,6 +42,20 @@ export async function runWorkers<T>(script: URL, count: number, data: (index: nu
   return all;
 }
 
+/** Resolves with the first message of `w` that satisfies `match`. */
+export function nextMessage<T>(w: Worker, match: (m: T) => boolean = () => true): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: T) => {
+      if (!match(m)) return;
+      w.off('message', onMessage);
+      w.off('error', reject);
+      resolve(m);
+    };
+    w.on('message', onMessage);
+    w.once('error', reject);
+  });
+}
+
 /**
  * Agents as worker_threads Workers, for cases shared with the browser (see suite.ts): `script` is
  * `${script}.mjs` in `dir`, started under the export condition of `variant` (a backend) when one is given.
@@ -51,17 +65,7 @@ export function nodeAgents(dir: URL, conditions: (variant: string) => string[] =
     const w = new Worker(new URL(`${script}.mjs`, dir), { workerData: data, execArgv: conditions(variant).map((c) => `--conditions=${c}`) });
     return {
       post: (m) => w.postMessage(m),
-      next: <T>(match: (m: T) => boolean) =>
-        new Promise<T>((resolve, reject) => {
-          const on = (m: T) => {
-            if (!match(m)) return;
-            w.off('message', on);
-            w.off('error', reject);
-            resolve(m);
-          };
-          w.on('message', on);
-          w.once('error', reject);
-        }),
+      next: <T>(match: (m: T) => boolean) => nextMessage(w, match),
       terminate: async () => {
         await w.terminate();
       },

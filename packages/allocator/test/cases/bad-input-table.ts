@@ -13,7 +13,8 @@ import type { Suite } from '../../../../tools/test-utils/suite.js';
 const MiB = 1 << 20;
 const GiB = 1 << 30;
 
-function outcome(fn: () => unknown): string {
+/** What a call gets: 'ok', `HeapError CODE`, or the name of what else it threw. */
+export function outcome(fn: () => unknown): string {
   try {
     fn();
     return 'ok';
