@@ -180,6 +180,7 @@ export function registerSuiteResults(title: string, run: { report: SuiteReport; 
       for (const r of report.results) {
         it(r.name, () => {
           if (!r.ok) throw new Error(`in Chromium: ${explain(r.error ?? 'failed', dir)}`);
+          if (r.note !== undefined) console.log(`in Chromium, ${r.name}: ${r.note} (${(r.ms / 1000).toFixed(1)} s)`);
         });
       }
     });

@@ -49,6 +49,8 @@ export interface CaseResult {
   ok: boolean;
   /** The failure: the message (which matcher, which assertion of the case) and the stack in the bundle. */
   error?: string;
+  /** What a passing case returned when it returned a string (its figures, for the log). */
+  note?: string;
   ms: number;
 }
 
@@ -129,8 +131,8 @@ export class PageSuite {
       this.assertions = 0;
       const t0 = performance.now();
       try {
-        await c.fn();
-        results.push({ name: c.name, ok: true, ms: performance.now() - t0 });
+        const note = await c.fn();
+        results.push({ name: c.name, ok: true, ms: performance.now() - t0, ...(typeof note === 'string' ? { note } : {}) });
       } catch (err) {
         const e = err as Error;
         const error = e instanceof Error ? (e.stack?.includes(e.message) ? e.stack : `${e.name}: ${e.message}\n${e.stack ?? ''}`) : String(err);

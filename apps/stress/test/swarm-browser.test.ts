@@ -1,5 +1,5 @@
-// The swarm's browser slice: a few fixed seeds (every backend, every pattern, kills by `worker.terminate()`,
-// detaches) run in headless Chromium by the swarm's own runs, main thread plus module Web Workers over one
+// The swarm's browser slice: the CI slice's fixed seeds (every backend, every pattern, kills by
+// `worker.terminate()`, detaches) run in headless Chromium by the swarm's own runs, main thread plus module Web Workers over one
 // growable SharedArrayBuffer, checked against the ledger as in Node. Without departures (a Web Worker never
 // ends by itself) and with every kill reaped explicitly: `terminate()` returns before a Web Worker's thread has
 // stopped, so the run waits on the worker's own Web Lock before it reaps, while a watch reaps by the agent's
