@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `pnpm test`: build (turbo, cached), the layering check, then typecheck and every package's tests
 // (turbo, cached per package). Each package writes test-results.json; this script totals them and ends
-// with one plain line, `tests: N passed, N failed, N skipped`.
+// with one plain line, `tests: N passed, N failed, N skipped; in Chromium: N cases passed, N failed`: the
+// cases that ran in a browser page are the vitest cases under a `describe('in Chromium')` (a browser suite
+// reports each case its page ran as one; tools/test-utils/browser.ts), counted apart from the Node ones.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -31,6 +33,7 @@ if (status === 0) status = sh('pnpm', ['exec', 'turbo', 'run', 'typecheck', 'tes
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const browser = { passed: 0, failed: 0, skipped: 0 };
 for (const d of dirs) {
   const f = join(d, 'test-results.json');
   if (!existsSync(f)) continue;
@@ -39,7 +42,18 @@ for (const d of dirs) {
   // A suite that fails to load has no failed tests of its own: count it once.
   failed += r.numFailedTests || r.numFailedTestSuites || 0;
   skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+  for (const file of r.testResults ?? []) {
+    for (const t of file.assertionResults ?? []) {
+      if (t.ancestorTitles?.[0] !== 'in Chromium') continue;
+      const key = t.status === 'passed' ? 'passed' : t.status === 'failed' ? 'failed' : 'skipped';
+      browser[key]++;
+    }
+  }
 }
-if (status !== 0 && failed === 0) failed = 1; // a build, typecheck or layering failure counts as one
-console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exit(status === 0 && failed === 0 ? 0 : 1);
+passed -= browser.passed;
+failed -= browser.failed;
+skipped -= browser.skipped;
+if (status !== 0 && failed + browser.failed === 0) failed = 1; // a build, typecheck or layering failure counts as one
+const inBrowser = browser.passed + browser.failed > 0 || browser.skipped === 0 ? `${browser.passed} cases passed, ${browser.failed} failed` : `skipped (no Chromium at ${process.env.PADDOCK_CHROMIUM ?? '/usr/bin/chromium'}; ${browser.skipped} skipped)`;
+console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped; in Chromium: ${inBrowser}`);
+process.exit(status === 0 && failed === 0 && browser.failed === 0 ? 0 : 1);

@@ -1,12 +1,16 @@
 // Runs a page in real Chromium (Debian's, driven by playwright-core): the page's and its workers' scripts are
 // bundled with esbuild (module workers do not see a page's import map), served from 127.0.0.1 with the
 // cross-origin isolation headers a SharedArrayBuffer needs, and the page reports through `window.__done`.
+// A browser suite (cases registered on a PageSuite, see suite.ts) comes back as one vitest case per case that
+// ran in the page, under `in Chromium`, which is how `pnpm test` counts them.
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { build } from 'esbuild';
 import type { Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CaseResult } from './suite.js';
 
 /** Where Debian installs Chromium (`apt-get install chromium`). */
 export const CHROMIUM = process.env.PADDOCK_CHROMIUM ?? '/usr/bin/chromium';
@@ -20,10 +24,13 @@ export function browserAvailable(): boolean {
   return found;
 }
 
-/** Bundles each entry (name -> source file) into a fresh folder; returns the folder. */
-export async function bundle(entries: Record<string, string>): Promise<string> {
-  const out = mkdtempSync(join(tmpdir(), 'paddock-browser-'));
-  await build({ entryPoints: entries, outdir: out, bundle: true, format: 'esm', platform: 'browser', target: 'chrome120', logLevel: 'error' });
+/**
+ * Bundles each entry (name -> source file) into `into` (default: a fresh folder); returns the folder.
+ * `conditions` are export conditions to resolve imports under (a backend's, for its build of the allocator).
+ */
+export async function bundle(entries: Record<string, string>, { into, conditions = [] }: { into?: string; conditions?: string[] } = {}): Promise<string> {
+  const out = into ?? mkdtempSync(join(tmpdir(), 'paddock-browser-'));
+  await build({ entryPoints: entries, outdir: out, bundle: true, format: 'esm', platform: 'browser', target: 'chrome120', logLevel: 'error', conditions });
   return out;
 }
 
@@ -101,7 +108,7 @@ export async function runPage<T>(url: string, timeoutMs: number, options: PageOp
     for (;;) {
       const done = await page.evaluate(() => (window as unknown as { __done?: unknown }).__done);
       if (done !== undefined) return done as T;
-      if (errors.length > 0) throw new Error(errors.join('\n'));
+      if (errors.length > 0) throw new Error(`${errors.join('\n')}\nthe page's last step: ${await page.evaluate(() => (window as unknown as { __step?: string }).__step)}`);
       if (Date.now() > deadline) throw new Error(`the page did not finish in ${timeoutMs} ms; its last step: ${await page.evaluate(() => (window as unknown as { __step?: string }).__step)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -109,4 +116,89 @@ export async function runPage<T>(url: string, timeoutMs: number, options: PageOp
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
   }
+}
+
+/** What a browser suite's page reports in `window.__done` (see PageSuite in suite.ts). */
+export interface SuiteReport {
+  /** Set when the page failed outside any case (its cases did not all run). */
+  error?: string;
+  registered: number;
+  results: CaseResult[];
+  crossOriginIsolated: boolean;
+}
+
+/**
+ * One bundle of a browser suite: `page` (the page, `page.js`) or other entries, bundled under `conditions`.
+ */
+export interface SuiteBuild {
+  entries: Record<string, string>;
+  conditions?: string[];
+}
+
+/**
+ * Runs a browser suite in one Chromium: bundles every build into one folder, serves it, runs the page and
+ * returns its report with the folder (the stack of a failure points into it). Never throws: a failure to
+ * bundle or a page that did not finish comes back as the report's `error`.
+ */
+export async function runSuitePage(builds: SuiteBuild[], timeoutMs: number): Promise<{ report: SuiteReport; dir: string; ms: number }> {
+  const t0 = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-browser-'));
+  let report: SuiteReport;
+  try {
+    await Promise.all(builds.map((b) => bundle(b.entries, { into: dir, conditions: b.conditions })));
+    const server = await serve(dir);
+    try {
+      report = await runPage<SuiteReport>(server.url, timeoutMs);
+    } finally {
+      await server.close();
+    }
+  } catch (err) {
+    report = { error: (err as Error).stack ?? String(err), registered: 0, results: [], crossOriginIsolated: false };
+  }
+  return { report, dir, ms: Date.now() - t0 };
+}
+
+/** A failure's message, with the bundled source line each frame of its stack in `dir` points at. */
+function explain(error: string, dir: string): string {
+  const lines = new Map<string, string[]>();
+  const frames = [...error.matchAll(/\/([\w.-]+\.js):(\d+):\d+/g)].slice(0, 4).map(([, file, line]) => {
+    if (!lines.has(file!)) lines.set(file!, existsSync(join(dir, file!)) ? readFileSync(join(dir, file!), 'utf8').split('\n') : []);
+    const text = lines.get(file!)![Number(line) - 1]?.trim();
+    return text ? `  ${file}:${line}: ${text}` : null;
+  });
+  const shown = frames.filter((f) => f !== null);
+  return shown.length > 0 ? `${error}\nin the bundle:\n${shown.join('\n')}` : error;
+}
+
+/**
+ * Registers, under `describe('in Chromium')`, one vitest case per case the page ran (passing or failing as it
+ * did there, with the page's error; `pnpm test` counts these as the browser's cases), and beside them one that
+ * fails if the page was not isolated or did not run every case it registered. `run` is null where there is no
+ * Chromium (the suite skips). Removes the bundle after the file.
+ */
+export function registerSuiteResults(title: string, run: { report: SuiteReport; dir: string; ms: number } | null): void {
+  if (run === null) {
+    describe('in Chromium', () => it.skip(title, () => {}));
+    return;
+  }
+  afterAll(() => rmSync(run.dir, { recursive: true, force: true }));
+  const { report, dir } = run;
+  describe(`the browser suite: ${title}`, () => {
+    it(`the page is cross-origin isolated and ran every case it registered (${report.results.length} of ${report.registered}, ${(run.ms / 1000).toFixed(1)} s)`, () => {
+      if (report.error) throw new Error(`the page failed outside its cases: ${explain(report.error, dir)}`);
+      expect(report.crossOriginIsolated).toBe(true);
+      expect(report.results.length).toBe(report.registered);
+    });
+  });
+  describe('in Chromium', () => {
+    describe(title, () => {
+      for (const r of report.results) {
+        it(r.name, () => {
+          if (!r.ok) throw new Error(`in Chromium: ${explain(r.error ?? 'failed', dir)}`);
+          // Figures a case returned, and the time of every case that took a second or more, for the log.
+          if (r.note !== undefined || r.ms >= 1000) console.log(`in Chromium, ${r.name}${r.note ? `: ${r.note}` : ''} (${(r.ms / 1000).toFixed(1)} s)`);
+        });
+      }
+    });
+  });
 }

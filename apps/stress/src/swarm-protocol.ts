@@ -3,7 +3,6 @@
  * configuration is drawn from its seed, the block pattern, the block ledger in shared memory and the
  * messages. Agent indices: 0 is the main thread (it only frees, reaps and checks), 1..8 are workers.
  */
-import type { MessagePort } from 'node:worker_threads';
 import { mulberry32Unit } from '../../../tools/test-utils/prng.mjs';
 
 /** The swarm's seeded generator: fractions in [0, 1), from the repository's one generator (mulberry32). */
@@ -286,6 +285,9 @@ export interface BlockBatch {
   sizes: number[];
 }
 
+/** A port between two workers (a MessagePort of the host: worker_threads' in Node, the browser's in a page). */
+export type PeerPort = unknown;
+
 export interface SwarmWorkerData {
   lib: string;
   handle: unknown;
@@ -297,7 +299,7 @@ export interface SwarmWorkerData {
 
 /** Main thread to worker. */
 export type ToSwarmWorker =
-  | { cmd: 'peers'; ports: { index: number; port: MessagePort }[] }
+  | { cmd: 'peers'; ports: { index: number; port: PeerPort }[] }
   | { cmd: 'pause' }
   | { cmd: 'resume'; dead: number[]; gone: number[] }
   /** To a worker that asked to leave: nobody sends to it any more; take what is in transit, hand over, end. */
@@ -345,3 +347,37 @@ export type FromSwarmWorker =
   | { kind: 'released'; index: number }
   | { kind: 'finished'; index: number; figures: WorkerFigures }
   | { kind: 'fault'; index: number; message: string };
+
+// ---- the host ------------------------------------------------------------------------------------
+
+/** A swarm worker as the main thread sees it (`#swarm-host` starts it: a worker_threads Worker, a Web Worker). */
+export interface SwarmThread<Port = PeerPort> {
+  /** The key its agents record for their thread (what `watch` finds them by in Node). */
+  readonly thread: number;
+  /**
+   * What `heap.watch` takes for it, or null where a watch cannot be tied to this one worker (a browser's
+   * watch reaps every agent whose Web Lock goes): the run then watches none of its workers.
+   */
+  readonly watchable: object | null;
+  onMessage(fn: (m: FromSwarmWorker) => void): void;
+  onError(fn: (e: unknown) => void): void;
+  /** Once its thread has ended, with its exit code. */
+  onExit(fn: (code: number) => void): void;
+  post(m: ToSwarmWorker, transfer?: Port[]): void;
+  /** Ends its thread at whatever instruction it is at; resolves once the thread is gone. */
+  terminate(): Promise<unknown>;
+}
+
+/** What a swarm worker sees of its host. */
+export interface SwarmWorkerIO<Port = PeerPort> {
+  data: SwarmWorkerData;
+  post(m: FromSwarmWorker): void;
+  onCommand(fn: (m: ToSwarmWorker) => void): void;
+  onPeer(port: Port, fn: (b: BlockBatch) => void): void;
+  /** Runs `fn` once the events waiting now have run (setImmediate). */
+  soon(fn: () => void): void;
+  /** Ends the thread the way a departure says, after its last message (`peers` are its ports to the others). */
+  leave(how: LeaveHow, peers: Port[]): void;
+  /** Closes its ports after its last message, so its thread ends. */
+  finish(peers: Port[]): void;
+}

@@ -10,8 +10,8 @@
  * other agents, frees the rest, and lets its thread end (its event loop runs dry, `process.exit()`, or its
  * ports close). Its agent leaves the heap on the way out; the blocks it allocated that others hold stay live.
  */
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Heap } from '@paddock/allocator';
+import { swarmWorkerIO, type PeerPort } from '#swarm-host';
 import {
   K_DIED,
   K_FREED,
@@ -46,13 +46,12 @@ import {
   type BlockBatch,
   type DepartureFigures,
   type FromSwarmWorker,
-  type SwarmWorkerData,
   type ToSwarmWorker,
   type WorkerFigures,
 } from './swarm-protocol.js';
 
-const port = parentPort!;
-const data = workerData as SwarmWorkerData;
+const io = await swarmWorkerIO();
+const data = io.data;
 const { config, index: me, capacity } = data;
 const L = new Int32Array(data.ledger);
 const rand = rng(subSeed(config.seed, me));
@@ -76,7 +75,7 @@ const hPtrs: number[] = [];
 const hSizes: number[] = [];
 let heldBytes = 0;
 
-const peers = new Map<number, MessagePort>();
+const peers = new Map<number, PeerPort>();
 const incoming: BlockBatch[] = [];
 const outbox = new Map<number, BlockBatch>();
 /** Workers killed (what is in transit from them is written off). */
@@ -100,7 +99,7 @@ const producers = Math.ceil(config.workers / 2);
 const isProducer = config.pattern !== 'producer-consumer' || me <= producers || config.workers === 1;
 
 function post(m: FromSwarmWorker): void {
-  port.postMessage(m);
+  io.post(m);
 }
 
 class Fault extends Error {}
@@ -463,16 +462,7 @@ function depart(): void {
     }
     mode = 'done';
     post({ kind: 'departed', index: me, figures: fig, departure: { ...left, handedOff, freed } });
-    if (d.how === 'exit') process.exit(0);
-    // 'close': the ports close. 'natural': nothing listens and nothing keeps the event loop alive any more
-    // (a port stays referenced without listeners), so the loop runs dry.
-    for (const p of [...peers.values(), port]) {
-      if (d.how === 'close') p.close();
-      else {
-        p.removeAllListeners('message');
-        p.unref();
-      }
-    }
+    io.leave(d.how, [...peers.values()]);
   };
   end();
 }
@@ -492,7 +482,7 @@ function guarded(fn: () => void): void {
 function schedule(): void {
   if (scheduled || paused || sleeping || mode === 'faulted') return;
   scheduled = true;
-  setImmediate(run);
+  io.soon(run);
 }
 
 function run(): void {
@@ -540,12 +530,12 @@ function onPeer(b: BlockBatch): void {
   else schedule();
 }
 
-port.on('message', (m: ToSwarmWorker) => {
+io.onCommand((m: ToSwarmWorker) => {
   switch (m.cmd) {
     case 'peers':
       for (const { index, port: p } of m.ports) {
-        peers.set(index, p);
-        p.on('message', onPeer);
+        peers.set(index, p as PeerPort);
+        io.onPeer(p as PeerPort, onPeer);
       }
       mode = 'running';
       Atomics.store(L, L_ALIVE + me, 1);
@@ -592,8 +582,7 @@ port.on('message', (m: ToSwarmWorker) => {
         }
       });
       if (mode !== 'faulted') post({ kind: 'finished', index: me, figures: fig });
-      for (const p of peers.values()) p.close();
-      port.close();
+      io.finish([...peers.values()]);
       break;
   }
 });

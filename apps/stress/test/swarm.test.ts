@@ -11,30 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { snapshotLib } from '../src/swarm-lib.js';
 import { drawConfig } from '../src/swarm-protocol.js';
+import { FIXED_SEEDS, GLOBAL_SEEDS } from './swarm-seeds.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const packages = fileURLToPath(new URL('../../../packages', import.meta.url));
-
-/**
- * Fixed seeds, drawn as before the swarm drew pool_global runs (`--no-global`): arena w8 all-to-all with 2 kills, a detach and a departure by process.exit; classic w7 ring
- * with 2 detaches and a departure whose event loop runs dry with its last sends in transit; arena w7
- * producer-consumer with a consumer leaving the same way; arena w4 producer-consumer with a kill and an
- * early departure (256 MiB heap); arena w4 ring with an early kill reaped by watch (256 MiB heap); arena w4
- * with oversized blocks; classic w4 all-to-all with realloc chains and a departure; arena w6
- * producer-consumer with a kill reaped by watch and two producers leaving (one by process.exit after
- * freeing what it held, one by closing its ports after handing everything it held to the consumers, in
- * transit): the consumers hold a few hundred of their blocks when they are gone and free them into owners
- * that left.
- */
-export const FIXED_SEEDS = ['0x8d4a852a', '0xc4f57283', '0x906019aa', '0x7b071649', '0x036d820c', '0x2d6bc794', '0xc4986e4e', '0xb9426376'];
-
-/**
- * Fixed seeds on pool_global: two of the seeds above as fresh seeds draw them now (three of the eight draw
- * pool_global). Global w8 all-to-all with two workers killed in the middle of their churn (never reaped), a
- * detach and a departure by process.exit; global w4 producer-consumer on a 256 MiB heap with realloc chains,
- * a consumer killed a third of the way, a detach and a departure by process.exit after handing everything on.
- */
-export const GLOBAL_SEEDS = ['0x8d4a852a', '0x7b071649'];
 
 /**
  * Flags the CI slice adds while a bug the swarm found is open (it ran `--no-detaches` until the adopter bug,

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { HeapError } from '@paddock/platform';
 import { attachArenaHeap as attachHeap, createArenaHeap as createHeap } from '../src/heap.js';
+import { outcome } from './cases/bad-input-table.js';
 
 const heap = createHeap({ maxBytes: 1 << 30 });
 const live = heap.malloc(100);
@@ -11,16 +12,6 @@ heap.malloc(64 * 1024);
 const freed = heap.malloc(48);
 heap.malloc(48);
 heap.free(freed);
-
-function outcome(fn: () => unknown): string {
-  try {
-    fn();
-    return 'ok';
-  } catch (e) {
-    if (e instanceof HeapError) return `HeapError ${e.code}`;
-    return (e as Error).constructor.name;
-  }
-}
 
 const cases: [string, () => unknown, string][] = [
   ['malloc(-1)', () => heap.malloc(-1), 'RangeError'],
