@@ -91,6 +91,7 @@ describe.skipIf(npm === null)('the packages, packed and installed outside the re
       const files = run('tar', ['-tzf', tarballs.get(pkg)!], work).out.trim().split('\n').map((f) => f.replace(/^package\//, ''));
       expect(files, pkg).toContain('package.json');
       expect(files, pkg).toContain('README.md');
+      expect(files, pkg).toContain('CHANGELOG.md');
       expect(files, pkg).toContain('dist/index.js');
       expect(files, pkg).toContain('dist/index.d.ts');
       const stray = files.filter((f) => /(^|\/)(test|tests|src|build|\.turbo|node_modules)\/|\.test\.|test-results\.json|tsconfig|vitest|tsup\.config/.test(f));
