@@ -89,7 +89,7 @@ describe('the swarm', () => {
     temps.push(dest);
     // One line of the drain protocol, flipped: after reclaiming a run, jump over the next one (reaching it first,
     // so the bug is the lost run and never a read past this agent's views).
-    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-arena.js', find: 'reclaimed += reclaimRun(h, run), run = next;', replace: 'reclaimed += reclaimRun(h, run), run = next !== 0 && h.cover(next + 12) ? h.u32[next >>> 2] : 0;' }], packages);
+    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-arena.js', find: 'reclaimed += reclaimRun(h, run, cacheClass), run = next;', replace: 'reclaimed += reclaimRun(h, run, cacheClass), run = next !== 0 && h.cover(next + 12) ? h.u32[next >>> 2] : 0;' }], packages);
     const t0 = Date.now();
     const r = swarm(['--seed', FIXED_SEEDS.join(','), '--no-global', '--scale', '0.6', '--lib', lib], 80_000);
     console.log(r.out);

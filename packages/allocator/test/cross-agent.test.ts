@@ -72,4 +72,51 @@ describe('cross-agent frees with real workers', () => {
     expect(heap.stats().liveBytes).toBe(0);
     heap.check();
   });
+
+  it("an allocation that finds its slab full takes its class's delivered blocks onto its cache; other classes go to their slabs", () => {
+    const owner = createHeap({ maxBytes: 1 << 30 });
+    const other = attachArenaHeap(owner.handle);
+    const slab = Array.from({ length: 64 }, () => owner.malloc(256)); // one full 16 KiB slab of 256 B blocks
+    const small = Array.from({ length: 40 }, () => owner.malloc(32));
+    for (const p of [...slab, ...small]) other.free(p);
+    other.flushCache();
+    other.flush(); // every block waits in the owner's inbox
+    const before = owner.stats();
+    const p = owner.malloc(256); // the slab is full: the drain fills class 3's cache and this comes from it
+    expect(slab).toContain(p);
+    const after = owner.stats();
+    expect(after.cacheBlocks[3]).toBe(63);
+    expect(after.perClass[3]!.slabs).toBe(before.perClass[3]!.slabs); // no new slab, the old one untouched
+    expect(after.perClass[3]!.live).toBe(64); // cached blocks stay live in their slab
+    expect(after.perClass[0]!.live).toBe(before.perClass[0]!.live - 40); // the 32 B runs went back to their slab
+    const again = new Set([p, ...Array.from({ length: 63 }, () => owner.malloc(256))]);
+    expect(again).toEqual(new Set(slab)); // every delivered block served once, none twice
+    expect(owner.stats().perClass[3]!.slabs).toBe(before.perClass[3]!.slabs);
+    for (const q of again) owner.free(q);
+    owner.flushCache();
+    expect(owner.stats().perClass[3]!.live).toBe(0);
+    owner.check();
+  });
+
+  it('a run that fails its check when the allocation drains it is refused and nothing of it is cached', () => {
+    const owner = createHeap({ maxBytes: 1 << 30 });
+    const other = attachArenaHeap(owner.handle);
+    const slab = Array.from({ length: 64 }, () => owner.malloc(256));
+    for (const p of slab.slice(0, 32)) other.free(p); // one chain of 32: flushed as one run when it fills
+    other.flushCache();
+    other.flush();
+    // A write after free (the run's first member's link now points outside the slab) while the run is in transit.
+    const members = new Set(slab.slice(0, 32));
+    const first = slab.slice(0, 32).find((q) => members.has(owner.u32[q >>> 2]!) && owner.u32[(q >>> 2) + 1] !== 0)!;
+    owner.u32[first >>> 2] = slab[63]! + 4096 * 64;
+    let err: unknown;
+    try {
+      owner.malloc(256);
+    } catch (e) {
+      err = e;
+    }
+    expect((err as { code?: string })?.code).toBe('CORRUPTION');
+    expect(owner.stats().cacheBlocks[3]).toBe(0); // nothing of the refused run entered the cache
+  });
 });
+

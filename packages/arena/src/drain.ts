@@ -4,7 +4,7 @@
  * progress is named in the agent area, so that a reaper finishes it if the agent is stopped half way.
  */
 import { HeapError, formatAddress } from '@paddock/platform';
-import { DRAIN_OFFSET, D_CUR, D_RUN } from './agent-layout.js';
+import { CACHE_STACKS_OFFSET, CACHE_STRIDE, DRAIN_OFFSET, D_CUR, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH } from './agent-layout.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { isLiveObject } from './free-check.js';
 import {
@@ -32,19 +32,21 @@ import {
 import { objectSize, slabFreed } from './slab.js';
 
 /**
- * Takes the agent's inbox, and those of the slots it took over, and reclaims every run in them.
+ * Takes the agent's inbox, and those of the slots it took over, and reclaims every run in them. With `cacheClass`
+ * (the allocation that found its slab full), the runs of that class go onto its thread-cache stack while it has
+ * room, for the allocations that follow; every other run goes back to its slab.
  * Returns the objects reclaimed.
  * @throws HeapError CORRUPTION for a run that fails a check; runs before it are already reclaimed.
  */
-export function drain(h: ArenaHeap): number {
+export function drain(h: ArenaHeap, cacheClass = -1): number {
   if (h.slot === 0) return 0;
-  let reclaimed = drainSlot(h, h.slot);
-  for (let i = 0; i < h.adopted.length; i++) reclaimed += drainSlot(h, h.adopted[i]!);
+  let reclaimed = drainSlot(h, h.slot, cacheClass);
+  for (let i = 0; i < h.adopted.length; i++) reclaimed += drainSlot(h, h.adopted[i]!, cacheClass);
   return reclaimed;
 }
 
 /** Takes the inbox of owner slot `slot` with one exchange and reclaims its runs. Returns the objects reclaimed. */
-function drainSlot(h: ArenaHeap, slot: number): number {
+function drainSlot(h: ArenaHeap, slot: number, cacheClass: number): number {
   let run = h.registry.takeInbox(slot) >>> 0;
   // The list is named in the agent area as it goes, so that a reaper finishes it if this agent is stopped half
   // way (see resumeDrain): the first run not begun, and the run being spliced. The exchange and this store
@@ -59,7 +61,7 @@ function drainSlot(h: ArenaHeap, slot: number): number {
     // Plain stores: only a reaper reads them, once this agent's thread has stopped.
     h.i32[dw + D_CUR] = run;
     h.i32[dw + D_RUN] = next;
-    reclaimed += reclaimRun(h, run), run = next;
+    reclaimed += reclaimRun(h, run, cacheClass), run = next;
   }
   h.i32[dw + D_CUR] = 0;
   return reclaimed;
@@ -93,11 +95,13 @@ export function resumeDrain(h: ArenaHeap, area: number): number {
 
 /**
  * Checks the run whose tail is `tail` (its arena is this agent's, its tail in a head unit, its length and
- * members fit the slab, its chain ends at the tail) and splices it onto its slab's free list in one step.
+ * members fit the slab, its chain ends at the tail) and splices it onto its slab's free list in one step; or,
+ * when its class is `cacheClass` and that class's cache stack has room for the whole run, puts its members on the
+ * stack instead (they stay live in the slab, as cached blocks do, and the slab is not touched).
  * Returns the run's length.
- * @throws HeapError CORRUPTION naming the first check it fails; nothing of the run is spliced then.
+ * @throws HeapError CORRUPTION naming the first check it fails; nothing of the run is spliced or cached then.
  */
-export function reclaimRun(h: ArenaHeap, tail: number): number {
+export function reclaimRun(h: ArenaHeap, tail: number, cacheClass = -1): number {
   if ((tail & 31) !== 0) badRun(tail, 'the tail is not aligned to 32 bytes');
   if (!h.cover(tail + 12)) badRun(tail, 'the tail lies outside the heap');
   const base = (tail & h.arenaMask) >>> 0;
@@ -120,16 +124,30 @@ export function reclaimRun(h: ArenaHeap, tail: number): number {
   if (capacity === 1 && (length !== 1 || first !== s)) badRun(tail, 'a block run must have length 1 and start at the block');
   if (length < 1 || length > capacity) badRun(tail, `its length ${length} is not 1..${capacity}`);
   if (i32[ri + R_LIVE]! < length) badRun(tail, `its length ${length} is above the slab's live count ${i32[ri + R_LIVE]}`);
+  // The cache stack of the class being allocated takes the whole run if it has room: the members are written
+  // past its count as the walk checks them, and counted only once every check has passed.
+  const cw = (h.agentArea >>> 2) + G_CACHE_COUNT + cacheClass;
+  const held = ((info >>> CLASS_SHIFT) & CLASS_MASK) === cacheClass && (info & FLAG_QUARANTINE) === 0 ? u32[cw]! : CACHE_STRIDE;
+  const toCache = held + length <= CACHE_STRIDE && held + length <= u32[cw + (G_CACHE_DEPTH - G_CACHE_COUNT)]!;
+  let at = ((h.agentArea + CACHE_STACKS_OFFSET) >>> 2) + cacheClass * CACHE_STRIDE + held;
   let m = first;
   for (let k = 1; ; k++) {
     if ((m - s) >>> 0 >= (bump - s) >>> 0 || (capacity === 1 ? m !== s : ((m - s) & (size - 1)) !== 0)) {
       badRun(tail, `member ${formatAddress(m)} is outside its slab or misaligned for the ${size}-byte class`);
     }
+    if (toCache) u32[at++] = m;
     if (k === length) break;
     m = u32[m >>> 2]!;
   }
   if (m !== tail) badRun(tail, 'its chain does not end at the tail');
   if ((info & FLAG_QUARANTINE) !== 0) return length; // delivered to a quarantined slab: dropped
+  if (toCache) {
+    // The tail carries the freed mark like every cached block (and a reaper then sees the run as reclaimed),
+    // then the stack's count takes the run in. Members carry the mark since their free.
+    i32[(tail >>> 2) + 1] = FREED_MARK ^ tail;
+    u32[cw] = held + length;
+    return length;
+  }
   // Checked: splice [first .. tail] onto the free list.
   u32[tail >>> 2] = u32[ri + R_FREE]!;
   i32[(tail >>> 2) + 1] = FREED_MARK ^ tail;

@@ -17,6 +17,7 @@
  */
 export * from './agent-area.js';
 export { ArenaHeap } from './arena-heap.js';
+export { popCached, pushCached } from './cache-stack.js';
 export type { ArenaStats, ClassStats } from './check.js';
 export { freeableClass } from './free-check.js';
 export { SLOT_ADOPTED, SLOT_DETACHED, SLOT_LIVE, SLOT_ORPHANED } from './ownership.js';

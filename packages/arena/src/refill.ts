@@ -1,12 +1,12 @@
 /**
  * The allocation slow path: when the current slab of a class is exhausted, the inbox is drained if anything
- * waits (and the allocation retried), then a partial slab of the class is taken, then a kept empty one
- * (empty-slabs.ts), then a new slab in one of
- * the agent's arenas (newest first), then one in an arena taken over from an owner that left, then a new
- * arena. Large objects take a run of units the same way. Finding a run of units is unit-map.ts's part.
+ * waits (the class's delivered blocks onto its cache stack, and the allocation taken from there), then a partial
+ * slab of the class is taken, then a kept empty one (empty-slabs.ts), then a new slab in one of the agent's arenas
+ * (newest first), then one in an arena taken over from an owner that left, then a new arena. Large objects take a run of units the same way. Finding a run of units is unit-map.ts's part.
  */
 import { HeapError } from '@paddock/platform';
-import { G_OPENING_ARENA } from './agent-layout.js';
+import { CACHE_STACKS_OFFSET, G_CACHE_COUNT, G_OPENING_ARENA } from './agent-layout.js';
+import { popCached } from './cache-stack.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain } from './drain.js';
 import { TRIM_EVERY } from './empty-slabs.js';
@@ -46,9 +46,12 @@ export function allocSlow(h: ArenaHeap, cls: number): number {
     setFlags(h, old, 0, FLAG_CURRENT);
     h.current[cls] = 0;
   }
-  // Frees delivered by other agents may have refilled a slab of this class.
+  // Frees delivered by other agents: those of this class go onto its cache stack (while it has room) for this
+  // allocation and the next ones; the others refill their slabs.
   if (h.slot !== 0 && Atomics.load(h.i32, h.inbox) !== 0) {
-    drain(h);
+    drain(h, cls);
+    const p = popCached(h.u32, (h.agentArea >>> 2) + G_CACHE_COUNT, (h.agentArea + CACHE_STACKS_OFFSET) >>> 2, cls);
+    if (p !== 0) return p;
     if (h.current[cls] !== 0) return h.allocClass(cls);
   }
   // Sweeps and kept-slab trims wait SWEEP_DELAY_MS; a look at the clock costs, so every TRIM_EVERYth refill looks.

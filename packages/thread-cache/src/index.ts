@@ -10,4 +10,6 @@
  * Blocks in the cache still count as live in their slabs and carry the freed mark, so a second free of a
  * cached block is caught. See docs/design/thread-cache.md.
  */
-export { ThreadCache, popCached, pushCached, type CacheStats } from './thread-cache.js';
+export { ThreadCache, type CacheStats } from './thread-cache.js';
+// The stacks' push and pop live with the agent area's layout in the arena layer (whose drain fills them too).
+export { popCached, pushCached } from '@paddock/arena';

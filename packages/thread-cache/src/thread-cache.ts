@@ -2,7 +2,7 @@
  * Per-class stacks in this agent's area of the shared buffer (so a reaper can recover the blocks of an
  * agent that died). Only the owning agent writes them; the blocks in them stay live in their slabs.
  */
-import { CACHE_STACKS_OFFSET, CACHE_STRIDE, CLASS_COUNT, FREED_MARK, G_CACHE_COUNT, G_CACHE_DEPTH, G_ROUTING, type ArenaHeap } from '@paddock/arena';
+import { CACHE_STACKS_OFFSET, CACHE_STRIDE, CLASS_COUNT, G_CACHE_COUNT, G_CACHE_DEPTH, G_ROUTING, popCached, pushCached, type ArenaHeap } from '@paddock/arena';
 
 /** What {@link ThreadCache.stats} reports. */
 export interface CacheStats {
@@ -12,33 +12,6 @@ export interface CacheStats {
   depth: number[];
   /** Bytes held (blocks times class size). */
   bytes: number;
-}
-
-/**
- * Takes a block of class `cls` from the cache whose counts start at word `countWord` and stacks at `stackWord` of
- * `u32`, or returns 0 when its stack is empty; clears the block's freed mark. A plain function over a view, so the
- * heap's malloc inlines it whole.
- */
-export function popCached(u32: Uint32Array, countWord: number, stackWord: number, cls: number): number {
-  const n = u32[countWord + cls]! - 1;
-  if (n < 0) return 0;
-  u32[countWord + cls] = n;
-  const p = u32[stackWord + cls * CACHE_STRIDE + n]!;
-  u32[(p >>> 2) + 1] = 0;
-  return p;
-}
-
-/**
- * Puts the checked freed block `p` of class `cls` on its stack if the class is below its depth (words as for
- * {@link popCached}, depths at `depthWord`) and writes its freed mark; returns whether it did.
- */
-export function pushCached(u32: Uint32Array, countWord: number, depthWord: number, stackWord: number, cls: number, p: number): boolean {
-  const n = u32[countWord + cls]!;
-  if (n >= u32[depthWord + cls]!) return false;
-  u32[stackWord + cls * CACHE_STRIDE + n] = p;
-  u32[countWord + cls] = n + 1;
-  u32[(p >>> 2) + 1] = FREED_MARK ^ p; // the freed mark (see ArenaHeap.markFreed)
-  return true;
 }
 
 export class ThreadCache {
