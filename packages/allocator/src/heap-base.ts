@@ -9,7 +9,7 @@
  */
 import type { ArenaSnapshot } from '@paddock/arena';
 import type { MappingPicture } from '@paddock/large';
-import { HeapError, agentCanBlock, describeValue, now, onThreadExit, pageReturnAddon, type AddressSpace, type PageReturnAddon, type PageReturnMode, type ThreadEnd } from '@paddock/platform';
+import { HeapError, agentCanBlock, describeValue, now, onThreadExit, pageReturnAddon, rss, type AddressSpace, type PageReturnAddon, type PageReturnMode, type ThreadEnd } from '@paddock/platform';
 import { Scope } from './scope.js';
 import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
 import type { HeapStats } from './stats.js';
@@ -65,6 +65,8 @@ export abstract class HeapBase {
   abstract tick(): number;
   /** This agent's figures: see the backends. */
   abstract stats(): HeapStats;
+  /** The backend this heap object runs. */
+  abstract readonly backend: string;
   /** Leaves the heap: see the backends. */
   abstract detach(): void;
   /** The thread is ending by an exception nobody caught: leave what there is for a reaper (backend's choice). */
@@ -232,16 +234,19 @@ export abstract class HeapBase {
   snapshot(): HeapSnapshot {
     if (this.detached) throw closedError();
     const started = now();
-    const stats = this.stats();
     const picture = this.heapPicture();
     const space = this.space;
     let classes: SnapshotClass[];
     let liveBytes: number;
     let racy: boolean;
+    let pageReturn = space.pageReturn;
     if (picture === null) {
+      // Backends without a unit map report their classes through stats(); the arena's picture has them already.
+      const stats = this.stats();
       classes = stats.perClass.map((c) => ({ size: c.size, live: c.live, free: c.free, liveBytes: c.live * c.size }));
       liveBytes = stats.liveBytes;
       racy = space.agentsOpened > 1;
+      pageReturn = stats.pageReturn;
     } else {
       classes = picture.arena.classes.map((c) => ({ size: c.size, live: c.live, free: c.free, liveBytes: c.liveBytes }));
       liveBytes = classes.reduce((n, c) => n + c.liveBytes, 0);
@@ -251,7 +256,7 @@ export abstract class HeapBase {
     space.refresh();
     return {
       version: SNAPSHOT_VERSION,
-      backend: stats.backend,
+      backend: this.backend,
       takenAt: Date.now(),
       takenBy: this.agentId,
       tookMs: now() - started,
@@ -260,8 +265,8 @@ export abstract class HeapBase {
       bufferBytes: space.u8.length,
       reservedBytes: space.reservedBytes,
       committedBytes: space.committedBytes,
-      residentBytes: stats.residentBytes,
-      pageReturn: stats.pageReturn,
+      residentBytes: rss(),
+      pageReturn,
       liveBytes,
       classes,
       arena: picture === null ? null : picture.arena,
