@@ -19,7 +19,7 @@
  * gone and only pushes ever touch the head (no ABA). Release: decommit the arena, then clear its bit, so a
  * later carver gets the same addresses with no resident pages. See docs/design/region.md.
  */
-import { GRANULE, HeapError, PAGE_SIZE, checkAddressSpace, claimFirstClearBit, clearBitRangeAtomic, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
+import { GRANULE, HeapError, PAGE_SIZE, agentCanBlock, checkAddressSpace, claimFirstClearBit, clearBitRangeAtomic, describeValue, formatAddress, formatBytes, now, type AddressSpace } from '@paddock/platform';
 import { SLOTS_PER_REGION, USABLE_SLOTS_PER_REGION, checkGeometry, chooseGeometry, type Geometry } from './geometry.js';
 
 const HEAP_MAGIC = 0x48524450; // 'PDRH'
@@ -38,8 +38,18 @@ const H_LIST_HEAD = 7;
 const H_REGION_COUNT = 8;
 /** Regions being opened right now (reserved, not yet on the list), by any agent. */
 const H_OPENING = 9;
-/** Walks the last carve retries while other agents are still opening regions, before it says out of memory. */
-const OPENING_RETRIES = 2000;
+/**
+ * How long the last carve keeps looking while other agents are still opening regions, before it says out of
+ * memory (ms). Opening takes microseconds, but an opener descheduled between its reserve and its push (a loaded
+ * machine) holds the last free range for a time slice or more.
+ */
+const OPENING_PATIENCE_MS = 200;
+let pauseWord: Int32Array | null = null;
+/** A word nobody notifies, for the carve's short pauses. */
+function pause(): Int32Array {
+  pauseWord ??= new Int32Array(new SharedArrayBuffer(4));
+  return pauseWord;
+}
 const H_USER = 32;
 /** User words an upper layer may keep in the heap header. */
 export const USER_WORDS = 32;
@@ -181,7 +191,8 @@ export class Regions {
   /**
    * Carves a fresh arena: `arenaBytes` aligned to `arenaBytes`, reserved but not committed (the arena
    * layer commits what it uses). Claim order: this agent's current region, every region on the list, a
-   * new region, one more walk of the list. Lock-free: one CAS per attempt, nothing waits.
+   * new region, one more walk of the list. Lock-free: one CAS per attempt; only a carve that finds no room
+   * while another agent is opening a region waits for it (walking again, for at most 200 ms).
    * @throws HeapError `OUT_OF_MEMORY` naming the heap's maxBytes when every slot is carved and no region fits.
    */
   carveArena(): number {
@@ -195,11 +206,16 @@ export class Regions {
     arena = this.walkAndClaim(0); // a slot may have been released while we looked for room
     if (arena !== 0) return arena;
     // Another agent may hold the last free range, reserved but not yet listed: its region will be there in a
-    // moment, so walk again (bounded; nothing waits) before saying there is no room.
-    for (let i = 0; i < OPENING_RETRIES && Atomics.load(this.space.i32, this.hw + H_OPENING) > 0; i++) {
+    // moment, so keep walking while any region is being opened (bounded in time, pausing a tenth of a
+    // millisecond between walks where this thread may block) before saying there is no room.
+    const started = now();
+    while (Atomics.load(this.space.i32, this.hw + H_OPENING) > 0 && now() - started < OPENING_PATIENCE_MS) {
       arena = this.walkAndClaim(0);
       if (arena !== 0) return arena;
+      if (agentCanBlock()) Atomics.wait(pause(), 0, 0, 0.1);
     }
+    arena = this.walkAndClaim(0);
+    if (arena !== 0) return arena;
     throw this.outOfMemory();
   }
 

@@ -1,6 +1,7 @@
 // Real worker_threads racing on one heap. Workers run the built dist/ (test/workers/*.mjs).
 import { describe, expect, it } from 'vitest';
-import { GRANULE, createAddressSpace } from '@paddock/platform';
+import { GRANULE, HeapError, createAddressSpace } from '@paddock/platform';
+import { Worker } from 'node:worker_threads';
 import { Regions, USABLE_SLOTS_PER_REGION } from '@paddock/region';
 import { runWorkers } from '../../../tools/test-utils/workers.js';
 
@@ -67,4 +68,28 @@ describe('carving under contention', () => {
     expect(regions.regionList().length).toBeLessThanOrEqual(8 + 2);
     expect(space.reservedBytes % GRANULE).toBe(0);
   });
+
+  it('a carve that finds no room while another agent is opening a region waits for it and takes the room that appears', async () => {
+    const space = createAddressSpace({ maxBytes: 256 * MiB, pageReturn: 'none' });
+    const regions = Regions.create(space);
+    const arenas: number[] = [];
+    for (;;) {
+      try {
+        arenas.push(regions.carveArena());
+      } catch (err) {
+        expect((err as HeapError).code).toBe('OUT_OF_MEMORY'); // full, and nobody opening: at once
+        break;
+      }
+    }
+    // The heap header's count of regions being opened (word 9; the user words start at word 32).
+    const openingWord = ((regions.userWord(0) - 32 * 4) >>> 2) + 9;
+    const w = new Worker(new URL('./workers/slow-opener.mjs', import.meta.url), {
+      workerData: { handle: space.handle, openingWord, arena: arenas[3], holdMs: 30 },
+    });
+    await new Promise((resolve) => w.once('message', resolve)); // it is "opening"
+    // A descheduled opener holds the last room for longer than any count of instant walks lasts.
+    expect(regions.carveArena()).toBe(arenas[3]);
+    await new Promise((resolve) => w.once('exit', resolve));
+  });
 });
+
