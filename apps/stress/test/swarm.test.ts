@@ -84,12 +84,12 @@ describe('the swarm', () => {
     expect(r.out.trimEnd().split('\n').at(-1)).toMatch(/^swarm: PASS - \d+ runs, /);
   }, 110_000);
 
-  it('catches a planted bug: drain skips every second run of an inbox', () => {
+  it('catches a planted bug: drain skips every second batch of an inbox', () => {
     const dest = mkdtempSync(join(tmpdir(), 'paddock-planted-'));
     temps.push(dest);
-    // One line of the drain protocol, flipped: after reclaiming a run, jump over the next one (reaching it first,
-    // so the bug is the lost run and never a read past this agent's views).
-    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-arena.js', find: 'reclaimed += reclaimRun(h, run, cacheClass), run = next;', replace: 'reclaimed += reclaimRun(h, run, cacheClass), run = next !== 0 && h.cover(next + 12) ? h.u32[next >>> 2] : 0;' }], packages);
+    // One line of the drain protocol, flipped: as a batch begins, the queue moves on past the batch after it
+    // (reaching it first, so the bug is the lost batch and never a read past this agent's views).
+    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-arena.js', find: 'h.u32[dw + 0] = h.u32[bw + 3],', replace: 'h.u32[dw + 0] = h.u32[bw + 3] !== 0 && h.cover(h.u32[bw + 3] + 16) ? h.u32[(h.u32[bw + 3] >>> 2) + 3] : 0,' }], packages);
     const t0 = Date.now();
     const r = swarm(['--seed', FIXED_SEEDS.join(','), '--no-global', '--scale', '0.6', '--lib', lib], 80_000);
     console.log(r.out);

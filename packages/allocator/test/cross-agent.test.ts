@@ -73,42 +73,47 @@ describe('cross-agent frees with real workers', () => {
     heap.check();
   });
 
-  it("an allocation that finds its slab full takes its class's delivered blocks onto its cache; other classes go to their slabs", () => {
+  it("an allocation that finds its slab full reclaims batches onto the cache stacks until its class has a block; the rest wait", () => {
     const owner = createHeap({ maxBytes: 1 << 30 });
     const other = attachArenaHeap(owner.handle);
     const slab = Array.from({ length: 64 }, () => owner.malloc(256)); // one full 16 KiB slab of 256 B blocks
     const small = Array.from({ length: 40 }, () => owner.malloc(32));
-    for (const p of [...slab, ...small]) other.free(p);
+    for (const p of slab) other.free(p);
+    other.flushCache(); // two batches of the slab's blocks
+    for (const p of small) other.free(p);
     other.flushCache();
-    other.flush(); // every block waits in the owner's inbox
+    other.flush(); // four batches wait in the owner's inbox, newest first: 8 small, 32 small, 32 and 32 of the slab
     const before = owner.stats();
-    const p = owner.malloc(256); // the slab is full: the drain fills class 3's cache and this comes from it
+    const p = owner.malloc(256); // the slab is full: the drain reclaims batches until class 3 has a block
     expect(slab).toContain(p);
     const after = owner.stats();
-    expect(after.cacheBlocks[3]).toBe(63);
+    expect(after.cacheBlocks[3]).toBe(31); // one batch of the slab, less this block
+    expect(after.cacheBlocks[0]).toBe(40); // the small ones came first: onto their own class's stack
     expect(after.perClass[3]!.slabs).toBe(before.perClass[3]!.slabs); // no new slab, the old one untouched
     expect(after.perClass[3]!.live).toBe(64); // cached blocks stay live in their slab
-    expect(after.perClass[0]!.live).toBe(before.perClass[0]!.live - 40); // the 32 B runs went back to their slab
-    const again = new Set([p, ...Array.from({ length: 63 }, () => owner.malloc(256))]);
+    expect(after.perClass[0]!.live).toBe(before.perClass[0]!.live);
+    const again = new Set([p, ...Array.from({ length: 63 }, () => owner.malloc(256))]); // the last batch when needed
     expect(again).toEqual(new Set(slab)); // every delivered block served once, none twice
     expect(owner.stats().perClass[3]!.slabs).toBe(before.perClass[3]!.slabs);
+    expect(owner.drain()).toBe(0);
     for (const q of again) owner.free(q);
     owner.flushCache();
     expect(owner.stats().perClass[3]!.live).toBe(0);
+    expect(owner.stats().perClass[0]!.live).toBe(before.perClass[0]!.live - 40);
     owner.check();
   });
 
-  it('a run that fails its check when the allocation drains it is refused and nothing of it is cached', () => {
+  it('a batch that fails a check when the allocation drains it: the objects before the bad one are reclaimed, the rest dropped', () => {
     const owner = createHeap({ maxBytes: 1 << 30 });
     const other = attachArenaHeap(owner.handle);
     const slab = Array.from({ length: 64 }, () => owner.malloc(256));
-    for (const p of slab.slice(0, 32)) other.free(p); // one chain of 32: flushed as one run when it fills
+    for (const p of slab.slice(0, 32)) other.free(p); // one chain of 32: flushed as one batch when it fills
     other.flushCache();
     other.flush();
-    // A write after free (the run's first member's link now points outside the slab) while the run is in transit.
-    const members = new Set(slab.slice(0, 32));
-    const first = slab.slice(0, 32).find((q) => members.has(owner.u32[q >>> 2]!) && owner.u32[(q >>> 2) + 1] !== 0)!;
-    owner.u32[first >>> 2] = slab[63]! + 4096 * 64;
+    // A write after free while the batch is in transit: the link of its 31st object now points outside the slab.
+    let m = owner.u32[owner.engine.registry.inboxAddress(owner.stats().ownerSlot) >>> 2]!;
+    for (let k = 1; k < 31; k++) m = owner.u32[m >>> 2]!;
+    owner.u32[m >>> 2] = slab[63]! + 4096 * 64;
     let err: unknown;
     try {
       owner.malloc(256);
@@ -116,7 +121,11 @@ describe('cross-agent frees with real workers', () => {
       err = e;
     }
     expect((err as { code?: string })?.code).toBe('CORRUPTION');
-    expect(owner.stats().cacheBlocks[3]).toBe(0); // nothing of the refused run entered the cache
+    expect((err as Error).message).toMatch(/outside its slab|head unit|not in an arena/);
+    expect(owner.stats().cacheBlocks[3]).toBe(31); // the 31 before it passed every check
+    expect(owner.drain()).toBe(0); // the rest of the batch (its 32nd object) was dropped: it stays live
+    expect(owner.stats().perClass[3]!.live).toBe(64);
+    owner.check();
   });
 });
 

@@ -3,7 +3,7 @@
 // stopped from outside or crashed, and a closed heap object refuses every use. Real workers throughout.
 import { describe, expect, it } from 'vitest';
 import type { Worker } from 'node:worker_threads';
-import { DRAIN_OFFSET, D_CUR, D_RUN } from '@paddock/arena';
+import { B_NEXT, DRAIN_OFFSET, D_RUN } from '@paddock/arena';
 import { HeapError } from '@paddock/platform';
 import { attachArenaHeap, createArenaHeap, type ArenaBackedHeap } from '../src/heap.js';
 import { nextMessage, startWorker } from './workers.js';
@@ -228,26 +228,28 @@ describe('watch', () => {
     if (!stoppedMidway) console.log('the worker finished its drain before it was stopped: the interrupted path was not taken this time');
   });
 
-  it('a reaper finishes a drain cut short right after a splice that emptied its slab', () => {
-    // The state a kill leaves there, made by hand: the dead agent took its inbox, spliced the first run (which
-    // released that run's slab, so the tail no longer shows the freed mark), and was stopped before it moved on.
+  it('a reaper finishes the drain an agent left in its queue: the batches its allocation did not need', () => {
+    // An allocation's drain reclaims batches only until its class has a block; the rest wait in the agent's queue.
+    // The agent dies there (reaped without having detached): the reaper reclaims the queue.
     const heap = createArenaHeap({ maxBytes: 1 << 28 });
     const b = attachArenaHeap(heap.handle);
-    const whole = Array.from({ length: 16 }, () => b.malloc(1024)); // one slab, full
-    const other = b.malloc(64); // another slab, higher up
-    for (const p of [...whole, other]) heap.free(p);
+    const blocks = Array.from({ length: 64 }, () => b.malloc(4096)); // 16 slabs of 4 blocks, all full
+    for (const p of blocks) heap.free(p);
     heap.flushCache();
-    heap.flush(); // one batch in b's inbox: the run of the full slab, then the run of the other
-    const slot = b.stats().ownerSlot;
-    const first = b.engine.registry.takeInbox(slot);
-    const second = heap.u32[first >>> 2]!;
-    expect(second).not.toBe(0);
-    (b.engine as unknown as { reclaimRun(tail: number): number }).reclaimRun(first);
+    heap.flush(); // two batches of 32 in b's inbox
+    const held = b.malloc(4096); // slab full: the drain takes the inbox, reclaims one batch onto the cache stack
+    expect(blocks).toContain(held);
     const dw = (b.engine.agentArea + DRAIN_OFFSET) >>> 2;
-    Atomics.store(heap.i32, dw + D_CUR, first);
-    Atomics.store(heap.i32, dw + D_RUN, second);
+    const queued = Atomics.load(heap.u32, dw + D_RUN);
+    expect(queued).not.toBe(0); // the second batch, not begun
+    expect(heap.u32[(queued >>> 2) + B_NEXT]).toBe(0);
+    expect(b.stats().cacheBlocks[7]).toBe(31);
     const report = heap.reap(b.agentId);
-    expect(report.drainedObjects).toBe(1);
+    expect(report.drainedObjects).toBe(32);
+    expect(report.cacheBlocks).toBe(31);
+    expect(Atomics.load(heap.u32, dw + D_RUN)).toBe(0);
+    heap.free(held);
+    heap.flushCache();
     expect(heap.stats().liveBytes).toBe(0);
     heap.check();
   });

@@ -48,6 +48,10 @@ describe('waitAsync on the arena', () => {
     Atomics.notify(flag, 0);
     expect(await waiting).toBe('ok');
     expect(other.drain()).toBe(0); // taken in before the promise resolved
+    // Woken (not timed out), it goes on working: what arrived is on its cache stacks, its next mallocs' blocks.
+    expect(other.stats().cacheBlocks[3]).toBe(40);
+    expect(other.stats().liveBytes).toBe(other.stats().cacheBytes);
+    other.flushCache();
     expect(other.stats().liveBytes).toBe(0);
     expect(await owner.waitAsync(flag, 0, 1, 5)).toBe('timed-out');
     expect(runs).toHaveLength(1); // nothing allocated since the last idle return
@@ -70,6 +74,9 @@ describe('waitAsync on the arena', () => {
     Atomics.notify(flag, 0);
     expect(await waiting).toBe('ok');
     expect(owner.drain()).toBe(0);
+    expect(owner.stats().cacheBlocks[7]).toBe(64); // onto the cache stack of its class, for its next mallocs
+    expect(owner.stats().liveBytes).toBe(owner.stats().cacheBytes);
+    owner.flushCache();
     expect(owner.stats().liveBytes).toBe(0);
     owner.check();
   });

@@ -12,14 +12,13 @@
  *   3 owner slot (0: none)
  *   4 next area on the list   5 chain map address (the inline map until it grows)   6 chain map capacity
  *   7 stash entries   8..23 cache count per class   24..39 cache depth per class
- *   40 flush phase (1 while a chain is being turned into runs and pushed)   41 its owner   42 its objects
+ *   40 flush phase (1 while a chain is being pushed as a batch)   41 its owner   42 its objects
  *   43 a region being opened   44 an arena being laid out   45 a cached block being sent home (0 when none)
  *   46 the agent's thread key (Node: threadId + 1; 0 where the host has none), so a parent finds it by its Worker
  *   47 1 once the agent holds its agent lock (browsers: how others learn it is gone)   48..63 always zero (see G_ZERO)
  * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
- * committed bytes]), then the flush scratch (the up to 32 objects of the chain being flushed), then the drain
- * in progress (see DRAIN_OFFSET).
+ * committed bytes]), then the head of the batch being flushed, then the drain in progress (see DRAIN_OFFSET).
  */
 export const AGENT_MAGIC = 0x54474150 | 0; // 'PAGT'
 export const AGENT_LIVE = 1;
@@ -75,15 +74,17 @@ export const INLINE_MAP_OWNERS = 64;
 export const STASH_OFFSET = INLINE_MAP_OFFSET + INLINE_MAP_OWNERS * 8;
 /** Oversized mappings one agent may hold stashed. */
 export const STASH_CAPACITY = 64;
-export const FLUSH_OFFSET = STASH_OFFSET + STASH_CAPACITY * 12;
-/** Objects the flush scratch holds (a chain is flushed at 32). */
-export const FLUSH_CAPACITY = 32;
+/** The head of the batch being flushed (while the flush phase is 1): a reaper sends its objects home. */
+export const FLUSH_HEAD_OFFSET = STASH_OFFSET + STASH_CAPACITY * 12;
 /**
- * The drain in progress, for a reaper: [the first run not yet begun (0: none), the run being spliced (0: none)].
- * A drain takes its whole inbox with one exchange into a local list; without these words, an agent stopped half
- * way through would leave the rest of that list reachable from nowhere.
+ * The drain in progress, for a reaper: [the queue of batches taken from an inbox and not begun (0: none), the
+ * next object of the batch being reclaimed, how many of its objects are left]. A drain takes a whole inbox with
+ * one exchange into this queue; without these words, an agent stopped half way would leave the rest of it
+ * reachable from nowhere. The allocation's drain reclaims only as many batches as its class needs: the rest
+ * wait in the queue for the next.
  */
-export const DRAIN_OFFSET = FLUSH_OFFSET + FLUSH_CAPACITY * 4;
+export const DRAIN_OFFSET = FLUSH_HEAD_OFFSET + 4;
 export const D_RUN = 0;
 export const D_CUR = 1;
-export const AGENT_AREA_COMMIT = Math.ceil((DRAIN_OFFSET + 8) / 4096) * 4096;
+export const D_LEFT = 2;
+export const AGENT_AREA_COMMIT = Math.ceil((DRAIN_OFFSET + 12) / 4096) * 4096;

@@ -22,9 +22,9 @@ import type { ResolvedProfile } from '@paddock/profile';
 import type { Regions } from '@paddock/region';
 import type { Registry } from '@paddock/registry';
 import { AGENT_LIST_WORD, createAgentArea, findAgentArea } from './agent-area.js';
-import { G_OPENING_REGION } from './agent-layout.js';
+import { DRAIN_OFFSET, D_RUN, G_OPENING_REGION } from './agent-layout.js';
 import { check, stats, type ArenaStats } from './check.js';
-import { drain, reclaimRun } from './drain.js';
+import { TO_CACHE, drain } from './drain.js';
 import { freeableClass, locate, refuse, sizeMatches } from './free-check.js';
 import { FLAG_CURRENT, FLAG_QUARANTINE, FREED_MARK, HEADER_UNITS, IN_MAPPING, NOT_FREEABLE, R_BUMP, R_FREE, R_INFO, R_LIVE, R_SIZE, R_SPAN, UNIT_SHIFT, recordIndex } from './layout.js';
 import { adoptOrphans, agentsOnThread, arenaOwnerOf, detachOwner, markCrashed } from './ownership.js';
@@ -60,6 +60,8 @@ export class ArenaHeap {
   readonly largeMax: number;
   /** @internal Int32 index of this agent's inbox head word (valid once `slot` is set). */
   inbox = 0;
+  /** @internal Uint32 index of the head of this agent's queue of batches taken and not begun (see drain.ts). */
+  drainQueue = 0;
   /** This agent's views of the buffer, kept here so the hot paths load them with one read. */
   /** @internal this agent's Int32 view (refreshed through `cover`); for the layers above. */
   i32: Int32Array;
@@ -123,6 +125,7 @@ export class ArenaHeap {
     this.viewBytes = space.viewBytes;
     this.agentArea = createAgentArea(space, regions.userWord(AGENT_LIST_WORD), space.agentId, threadKey());
     this.sync();
+    this.drainQueue = ((this.agentArea + DRAIN_OFFSET) >>> 2) + D_RUN;
     regions.progressWord = this.agentArea + G_OPENING_REGION * 4;
     // Assigned last, and without initializers: V8 lays fields out in the order they are first assigned, and
     // these are not read on any hot path but the foreign free's (the fields before them keep their order).
@@ -263,7 +266,8 @@ export class ArenaHeap {
     else this.chains.freeForeign(this.u32, p, owner);
   }
 
-  private freeLocal(p: number, ri: number, info: number): void {
+  /** @internal frees `p` of this agent's slab (record `ri`, info word `info`) onto its free list; checked already. */
+  freeLocal(p: number, ri: number, info: number): void {
     const u32 = this.u32;
     const i32 = this.i32;
     u32[p >>> 2] = u32[ri + R_FREE]!;
@@ -312,16 +316,20 @@ export class ArenaHeap {
   }
 
   /**
-   * Reclaims the runs other agents pushed onto this agent's inboxes, each checked first. Returns the objects reclaimed.
-   * @throws HeapError CORRUPTION for a run that fails a check; runs before it are already reclaimed.
+   * Reclaims the batches other agents pushed onto this agent's inboxes (and any its allocations left in its
+   * queue), every object checked first. Returns the objects reclaimed.
+   * @throws HeapError CORRUPTION for an object that fails a check; those before it are already reclaimed.
    */
   drain(): number {
     return drain(this);
   }
 
-  /** @internal checks and reclaims one inbox run by its tail (tests step through a drain with it). */
-  reclaimRun(tail: number): number {
-    return reclaimRun(this, tail);
+  /**
+   * Reclaims them as {@link drain} does, onto this agent's thread-cache stacks while they have room (the rest onto
+   * their slabs): for an agent that goes on allocating, as after a wait. Returns the objects reclaimed.
+   */
+  drainToCache(): number {
+    return drain(this, TO_CACHE);
   }
 
   // ---- giving memory back (release.ts) -----------------------------------------------------------

@@ -1,163 +1,179 @@
 /**
- * The owner's side of cross-agent frees: it takes its inbox with one exchange and splices every run back onto
- * its slab's free list, after checking it (see docs/design/arena.md, "Drain and its checks"). The drain in
- * progress is named in the agent area, so that a reaper finishes it if the agent is stopped half way.
+ * The owner's side of cross-agent frees: it takes its inbox with one exchange into its queue of batches and
+ * reclaims them object by object, after checking each (see docs/design/arena.md, "Drain and its checks"). The
+ * allocation's drain reclaims only as many batches as its class needs, onto the class's cache stack; every other
+ * drain reclaims them all. The queue and the batch in progress are named in the agent area, so that a reaper
+ * finishes the drain if the agent is stopped half way.
  */
 import { HeapError, formatAddress } from '@paddock/platform';
-import { CACHE_STACKS_OFFSET, CACHE_STRIDE, DRAIN_OFFSET, D_CUR, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH } from './agent-layout.js';
+import { CACHE_STACKS_OFFSET, CACHE_STRIDE, DRAIN_OFFSET, D_CUR, D_LEFT, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH } from './agent-layout.js';
 import type { ArenaHeap } from './arena-heap.js';
-import { isLiveObject } from './free-check.js';
 import {
   A_KIND_OWNER,
   A_MAGIC,
   ARENA_MAGIC,
+  B_LENGTH,
+  B_NEXT,
   CLASS_MASK,
   CLASS_SHIFT,
-  FLAG_CURRENT,
   FLAG_QUARANTINE,
   FREED_MARK,
   HEADER_UNITS,
   KIND_ARENA,
   LARGE_CLASS,
   R_BUMP,
-  R_FREE,
   R_INFO,
   R_LIVE,
-  R_SPAN,
+  R_SIZE,
   STATE_HEAD,
   STATE_MASK,
   UNIT_SHIFT,
   recordIndex,
 } from './layout.js';
-import { objectSize, slabFreed } from './slab.js';
+import { CHAIN_FLUSH } from './remote-chains.js';
+import { CLASS_COUNT } from './size-class.js';
+
+/** {@link drain}'s `cacheClass` for a drain that fills the cache stacks of every class and reclaims every batch. */
+export const TO_CACHE = CLASS_COUNT;
 
 /**
- * Takes the agent's inbox, and those of the slots it took over, and reclaims every run in them. With `cacheClass`
- * (the allocation that found its slab full), the runs of that class go onto its thread-cache stack while it has
- * room, for the allocations that follow; every other run goes back to its slab.
- * Returns the objects reclaimed.
- * @throws HeapError CORRUPTION for a run that fails a check; runs before it are already reclaimed.
+ * Reclaims the batches waiting for this agent: those left in its queue, then its inbox's, then those of the slots
+ * it took over. With `cacheClass` -1, every object goes back to its slab. Otherwise objects go onto their class's
+ * thread-cache stack while it has room (the rest onto their slabs): with a class (the allocation that found its
+ * slab full), the drain stops once that class's stack holds a block, and the batches not begun wait in the queue
+ * for the next; with {@link TO_CACHE}, every batch is reclaimed. Returns the objects reclaimed.
+ * @throws HeapError CORRUPTION for an object that fails a check; the objects before it are reclaimed.
  */
 export function drain(h: ArenaHeap, cacheClass = -1): number {
   if (h.slot === 0) return 0;
-  let reclaimed = drainSlot(h, h.slot, cacheClass);
-  for (let i = 0; i < h.adopted.length; i++) reclaimed += drainSlot(h, h.adopted[i]!, cacheClass);
-  return reclaimed;
-}
-
-/** Takes the inbox of owner slot `slot` with one exchange and reclaims its runs. Returns the objects reclaimed. */
-function drainSlot(h: ArenaHeap, slot: number, cacheClass: number): number {
-  let run = h.registry.takeInbox(slot) >>> 0;
-  // The list is named in the agent area as it goes, so that a reaper finishes it if this agent is stopped half
-  // way (see resumeDrain): the first run not begun, and the run being spliced. The exchange and this store
-  // follow each other with no point between where an agent can be stopped.
   const dw = (h.agentArea + DRAIN_OFFSET) >>> 2;
-  Atomics.store(h.i32, dw + D_RUN, run);
-  let reclaimed = 0;
-  while (run !== 0) {
-    // The run may lie past this agent's views (another agent grew the buffer): reach it before reading it.
-    if (!h.cover(run + 12)) badRun(run, 'the tail lies outside the heap');
-    const next = h.u32[run >>> 2]!;
-    // Plain stores: only a reaper reads them, once this agent's thread has stopped.
-    h.i32[dw + D_CUR] = run;
-    h.i32[dw + D_RUN] = next;
-    reclaimed += reclaimRun(h, run, cacheClass), run = next;
+  let reclaimed = reclaimQueue(h, dw, cacheClass);
+  for (let k = 0; k <= h.adopted.length; k++) {
+    if (classServed(h, cacheClass)) break;
+    // The exchange and this store follow each other with no point between where an agent can be stopped.
+    Atomics.store(h.i32, dw + D_RUN, h.registry.takeInbox(k === 0 ? h.slot : h.adopted[k - 1]!));
+    reclaimed += reclaimQueue(h, dw, cacheClass);
   }
-  h.i32[dw + D_CUR] = 0;
   return reclaimed;
 }
 
-/**
- * Finishes the drain a dead agent was in (its area at `area`); the runs' arenas are this agent's by now.
- * The run it was splicing is reclaimed if it still looks untouched: its tail a live object that does not carry
- * the freed mark (a run's tail holds its first member there until the splice, which marks it; a splice that
- * emptied the slab released it, so it is no longer a live object). A splice cut short after it marked the tail
- * loses that run (its slab is consistent; at most 32 blocks stay live) or left the slab inconsistent, and the
- * repair before this quarantined it. Then every run from the first not begun.
- * Returns the objects reclaimed.
- */
-export function resumeDrain(h: ArenaHeap, area: number): number {
-  const dw = (area + DRAIN_OFFSET) >>> 2;
-  const cur = Atomics.load(h.i32, dw + D_CUR) >>> 0;
-  let run = Atomics.load(h.i32, dw + D_RUN) >>> 0;
-  let drained = 0;
-  if (cur !== 0 && cur !== run && isLiveObject(h, cur) && h.i32[(cur >>> 2) + 1] !== (FREED_MARK ^ cur)) drained += reclaimRun(h, cur);
-  while (run !== 0) {
-    if (!h.cover(run + 12)) badRun(run, 'the tail lies outside the heap');
-    const next = h.u32[run >>> 2]!;
-    drained += reclaimRun(h, run);
-    run = next;
-  }
-  Atomics.store(h.i32, dw + D_RUN, 0);
-  Atomics.store(h.i32, dw + D_CUR, 0);
-  return drained;
+/** Whether the drain for `cacheClass` may stop: that class's cache stack holds a block. */
+function classServed(h: ArenaHeap, cacheClass: number): boolean {
+  return cacheClass >= 0 && cacheClass < CLASS_COUNT && h.u32[(h.agentArea >>> 2) + G_CACHE_COUNT + cacheClass] !== 0;
+}
+
+/** Whether batches wait in the agent's queue (taken from an inbox by an allocation's drain, not begun). */
+export function queueHoldsBatches(h: ArenaHeap): boolean {
+  return h.u32[((h.agentArea + DRAIN_OFFSET) >>> 2) + D_RUN] !== 0;
 }
 
 /**
- * Checks the run whose tail is `tail` (its arena is this agent's, its tail in a head unit, its length and
- * members fit the slab, its chain ends at the tail) and splices it onto its slab's free list in one step; or,
- * when its class is `cacheClass` and that class's cache stack has room for the whole run, puts its members on the
- * stack instead (they stay live in the slab, as cached blocks do, and the slab is not touched).
- * Returns the run's length.
- * @throws HeapError CORRUPTION naming the first check it fails; nothing of the run is spliced or cached then.
+ * Reclaims the batches of the queue at drain word `dw` (an agent area's) in order, each named there as it goes:
+ * all of them, or with `cacheClass` until that class's cache stack holds a block. Returns the objects reclaimed.
  */
-export function reclaimRun(h: ArenaHeap, tail: number, cacheClass = -1): number {
-  if ((tail & 31) !== 0) badRun(tail, 'the tail is not aligned to 32 bytes');
-  if (!h.cover(tail + 12)) badRun(tail, 'the tail lies outside the heap');
-  const base = (tail & h.arenaMask) >>> 0;
-  const i32 = h.i32;
-  const u32 = h.u32;
-  const hb = base >>> 2;
-  if (i32[hb + A_MAGIC] !== ARENA_MAGIC || (i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) badRun(tail, 'it is not in an arena');
-  if (i32[hb + A_KIND_OWNER]! >>> 8 !== h.slot) badRun(tail, `its arena belongs to owner ${i32[hb + A_KIND_OWNER]! >>> 8}, not ${h.slot}`);
-  const u = (tail - base) >>> UNIT_SHIFT;
-  if (u < HEADER_UNITS) badRun(tail, 'the tail lies in the arena header');
-  const ri = recordIndex(base, u);
-  const info = i32[ri + R_INFO]!;
-  if ((info & STATE_MASK) !== STATE_HEAD) badRun(tail, 'the tail does not sit in a head unit');
-  const size = objectSize(h, ri);
-  const s = base + (u << UNIT_SHIFT);
-  const bump = u32[ri + R_BUMP]!;
-  const capacity = ((info >>> CLASS_SHIFT) & CLASS_MASK) === LARGE_CLASS ? 1 : (i32[ri + R_SPAN]! << UNIT_SHIFT) / size;
-  const first = u32[(tail >>> 2) + 1]!;
-  const length = i32[(tail >>> 2) + 2]!;
-  if (capacity === 1 && (length !== 1 || first !== s)) badRun(tail, 'a block run must have length 1 and start at the block');
-  if (length < 1 || length > capacity) badRun(tail, `its length ${length} is not 1..${capacity}`);
-  if (i32[ri + R_LIVE]! < length) badRun(tail, `its length ${length} is above the slab's live count ${i32[ri + R_LIVE]}`);
-  // The cache stack of the class being allocated takes the whole run if it has room: the members are written
-  // past its count as the walk checks them, and counted only once every check has passed.
-  const cw = (h.agentArea >>> 2) + G_CACHE_COUNT + cacheClass;
-  const held = ((info >>> CLASS_SHIFT) & CLASS_MASK) === cacheClass && (info & FLAG_QUARANTINE) === 0 ? u32[cw]! : CACHE_STRIDE;
-  const toCache = held + length <= CACHE_STRIDE && held + length <= u32[cw + (G_CACHE_DEPTH - G_CACHE_COUNT)]!;
-  let at = ((h.agentArea + CACHE_STACKS_OFFSET) >>> 2) + cacheClass * CACHE_STRIDE + held;
-  let m = first;
-  for (let k = 1; ; k++) {
-    if ((m - s) >>> 0 >= (bump - s) >>> 0 || (capacity === 1 ? m !== s : ((m - s) & (size - 1)) !== 0)) {
-      badRun(tail, `member ${formatAddress(m)} is outside its slab or misaligned for the ${size}-byte class`);
+function reclaimQueue(h: ArenaHeap, dw: number, cacheClass: number): number {
+  let reclaimed = 0;
+  for (;;) {
+    const b = h.u32[dw + D_RUN]!;
+    if (b === 0) return reclaimed;
+    if ((b & 31) !== 0 || !h.cover(b + 16)) {
+      h.u32[dw + D_RUN] = 0; // its link cannot be read: the batches behind it are lost with it
+      throw new HeapError('CORRUPTION', `inbox batch at ${formatAddress(b)}: ${(b & 31) !== 0 ? 'it is not aligned to 32 bytes' : 'it lies outside the heap'}`, b);
     }
-    if (toCache) u32[at++] = m;
-    if (k === length) break;
-    m = u32[m >>> 2]!;
+    // Plain stores: only this agent and, once its thread has stopped, a reaper read them.
+    const bw = b >>> 2;
+    h.u32[dw + D_CUR] = b;
+    h.i32[dw + D_LEFT] = h.i32[bw + B_LENGTH]!;
+    h.u32[dw + D_RUN] = h.u32[bw + B_NEXT]!;
+    reclaimed += reclaimBatch(h, dw, cacheClass >= 0);
+    if (classServed(h, cacheClass)) return reclaimed;
   }
-  if (m !== tail) badRun(tail, 'its chain does not end at the tail');
-  if ((info & FLAG_QUARANTINE) !== 0) return length; // delivered to a quarantined slab: dropped
-  if (toCache) {
-    // The tail carries the freed mark like every cached block (and a reaper then sees the run as reclaimed),
-    // then the stack's count takes the run in. Members carry the mark since their free.
-    i32[(tail >>> 2) + 1] = FREED_MARK ^ tail;
-    u32[cw] = held + length;
-    return length;
+}
+
+/**
+ * Reclaims the batch in progress at drain word `dw`: its objects from `D_CUR`, `D_LEFT` of them. Each is checked
+ * (inside the heap, in an arena of this agent, in a slab's head unit, below its bump, aligned to its class, the
+ * slab holding a live object, the freed mark in place; the last one's link 0) before anything of it changes;
+ * then the progress words move past it, then, with `toCache`, it goes onto its class's cache stack if that has
+ * room, else back onto its slab's free list. Objects of a quarantined slab are dropped.
+ * Returns the objects reclaimed.
+ * @throws HeapError CORRUPTION naming the first check an object fails; the rest of the batch is dropped.
+ */
+function reclaimBatch(h: ArenaHeap, dw: number, toCache: boolean): number {
+  const batch = h.u32[dw + D_CUR]!;
+  const length = h.i32[dw + D_LEFT]!;
+  if (length < 1 || length > CHAIN_FLUSH) badBatch(h, dw, batch, batch, `its length ${length} is not 1..${CHAIN_FLUSH}`);
+  let i32 = h.i32;
+  let u32 = h.u32;
+  const slot = h.slot;
+  const mask = h.arenaMask;
+  // The cache stacks: a class's count moves with every block its stack takes.
+  const countWord = (h.agentArea >>> 2) + G_CACHE_COUNT;
+  const stacks = (h.agentArea + CACHE_STACKS_OFFSET) >>> 2;
+  let m = batch;
+  for (let left = length; left > 0; ) {
+    if ((m & 31) !== 0) badBatch(h, dw, batch, m, 'it is not aligned to 32 bytes');
+    if (!h.cover(m + 16)) badBatch(h, dw, batch, m, 'it lies outside the heap');
+    i32 = h.i32; // the views again: the object may lie past them (another agent grew the buffer)
+    u32 = h.u32;
+    const base = (m & mask) >>> 0;
+    const hb = base >>> 2;
+    const kindOwner = i32[hb + A_KIND_OWNER]!;
+    if (i32[hb + A_MAGIC] !== ARENA_MAGIC || (kindOwner & 255) !== KIND_ARENA) badBatch(h, dw, batch, m, 'it is not in an arena');
+    if (kindOwner >>> 8 !== slot) badBatch(h, dw, batch, m, `its arena belongs to owner ${kindOwner >>> 8}, not ${slot}`);
+    const u = (m - base) >>> UNIT_SHIFT;
+    if (u < HEADER_UNITS) badBatch(h, dw, batch, m, 'it lies in the arena header');
+    const ri = recordIndex(base, u);
+    const info = i32[ri + R_INFO]!;
+    if ((info & STATE_MASK) !== STATE_HEAD) badBatch(h, dw, batch, m, 'it does not sit in the head unit of a slab');
+    const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
+    const s = base + (u << UNIT_SHIFT);
+    const bump = u32[ri + R_BUMP]!;
+    if ((m - s) >>> 0 >= (bump - s) >>> 0 || (cls >= LARGE_CLASS ? m !== s : ((m - s) & ((32 << cls) - 1)) !== 0)) {
+      badBatch(h, dw, batch, m, `it is outside its slab or misaligned for the ${cls >= LARGE_CLASS ? u32[ri + R_SIZE]! : 32 << cls}-byte class`);
+    }
+    if (i32[ri + R_LIVE]! < 1) badBatch(h, dw, batch, m, 'its slab holds no live object');
+    if (i32[(m >>> 2) + 1] !== (FREED_MARK ^ m)) badBatch(h, dw, batch, m, 'it does not carry the freed mark');
+    const next = u32[m >>> 2]!;
+    left--;
+    if (left === 0 ? next !== 0 : next === 0) badBatch(h, dw, batch, m, left === 0 ? 'the batch does not end after its length' : 'the batch ends before its length');
+    // Past it first: a stop in what follows loses this object at most (it stays live), never reclaims it twice.
+    u32[dw + D_CUR] = next;
+    i32[dw + D_LEFT] = left;
+    if ((info & FLAG_QUARANTINE) === 0) {
+      const held = toCache && cls < CLASS_COUNT ? u32[countWord + cls]! : CACHE_STRIDE;
+      if (held < CACHE_STRIDE && held < u32[countWord + (G_CACHE_DEPTH - G_CACHE_COUNT) + cls]!) {
+        // Onto the stack, live in its slab like every cached block; it carries the freed mark already.
+        u32[stacks + cls * CACHE_STRIDE + held] = m;
+        u32[countWord + cls] = held + 1;
+      } else {
+        h.freeLocal(m, ri, info);
+      }
+    }
+    m = next;
   }
-  // Checked: splice [first .. tail] onto the free list.
-  u32[tail >>> 2] = u32[ri + R_FREE]!;
-  i32[(tail >>> 2) + 1] = FREED_MARK ^ tail;
-  u32[ri + R_FREE] = first;
-  const live = i32[ri + R_LIVE]! - length;
-  i32[ri + R_LIVE] = live;
-  if ((info & FLAG_CURRENT) === 0 || live === 0) slabFreed(h, tail, ri, info, live);
   return length;
 }
 
-function badRun(tail: number, why: string): never {
-  throw new HeapError('CORRUPTION', `inbox run at ${formatAddress(tail)}: ${why}`, tail);
+/**
+ * Finishes the drain a dead agent was in (its area at `area`); the batches' arenas are this agent's by now.
+ * The batch it was reclaiming goes on from the object its progress words name (the dead agent moved them past
+ * each object before it reclaimed it), then every batch of its queue. Returns the objects reclaimed.
+ */
+export function resumeDrain(h: ArenaHeap, area: number): number {
+  const dw = (area + DRAIN_OFFSET) >>> 2;
+  let drained = 0;
+  if (Atomics.load(h.i32, dw + D_LEFT) > 0) drained += reclaimBatch(h, dw, false);
+  drained += reclaimQueue(h, dw, -1);
+  Atomics.store(h.i32, dw + D_RUN, 0);
+  Atomics.store(h.i32, dw + D_CUR, 0);
+  Atomics.store(h.i32, dw + D_LEFT, 0);
+  return drained;
+}
+
+/** Drops the rest of the batch in progress (nothing of `m` changed) and throws. */
+function badBatch(h: ArenaHeap, dw: number, batch: number, m: number, why: string): never {
+  h.i32[dw + D_LEFT] = 0;
+  h.u32[dw + D_CUR] = 0;
+  throw new HeapError('CORRUPTION', `inbox batch at ${formatAddress(batch)}: object ${formatAddress(m)}: ${why}`, m);
 }

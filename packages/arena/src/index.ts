@@ -5,8 +5,8 @@
  * unit, or 2-64 units for the block classes, and a large object (up to the arena's usable size) a run of
  * units of its own. The owner allocates from its current slab (free list, then
  * bump), refills from its inbox, its partial slabs, a new slab, a new arena. Another agent never touches
- * an owner's lists: it batches its frees per owner and pushes them, one run per slab, onto the owner's
- * inbox with one CAS; the owner checks every run before it splices it back. Nothing sits in front of an
+ * an owner's lists: it batches its frees per owner and pushes each batch onto the owner's inbox with one
+ * CAS; the owner checks every object of a batch before it takes it back. Nothing sits in front of an
  * object: `p & ~(arenaBytes - 1)` finds its arena, and the arena's header finds the rest.
  *
  * Whatever another agent must reach of this one (its cache, its pending chains, its stash, what it is in the
@@ -28,6 +28,8 @@ export { CHAIN_FLUSH, CHAIN_MAP_INITIAL } from './remote-chains.js';
 export { CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize, spanOf } from './size-class.js';
 export {
   ARENA_MAGIC,
+  B_LENGTH,
+  B_NEXT,
   FLAG_QUARANTINE,
   FREED_MARK,
   HEADER_UNITS,

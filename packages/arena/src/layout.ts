@@ -38,6 +38,13 @@ export const LARGE_CLASS = 16;
 export const ARENA_MAGIC = 0x4e524150 | 0; // 'PARN'
 /** Marker written into word 1 of a freed object, xor its address: a second free of it is caught. */
 export const FREED_MARK = 0x46524545 | 0; // 'FREE'
+/**
+ * A batch of frees sent home (see remote-chains.ts): its objects linked through word 0 from its head, the last
+ * one's link 0, every one carrying the freed mark in word 1; the head's word 2 holds the batch's length and its
+ * word 3 the next batch of the inbox (or of the owner's queue of batches taken and not begun).
+ */
+export const B_LENGTH = 2;
+export const B_NEXT = 3;
 
 // Header words (Int32 index offsets from base >>> 2).
 export const A_KIND_OWNER = 0;

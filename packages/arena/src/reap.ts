@@ -11,8 +11,7 @@ import {
   AGENT_REAPED,
   CACHE_STACKS_OFFSET,
   CACHE_STRIDE,
-  FLUSH_CAPACITY,
-  FLUSH_OFFSET,
+  FLUSH_HEAD_OFFSET,
   G_AGENT_ID,
   G_CACHE_COUNT,
   G_CACHE_DEPTH,
@@ -32,7 +31,7 @@ import {
 import { agentAreas, findAgentArea, vacateAgentArea } from './agent-area.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain, resumeDrain } from './drain.js';
-import { isHeldFreed, isLiveObject, onFreeList } from './free-check.js';
+import { isHeldFreed, onFreeList } from './free-check.js';
 import {
   A_CARVER,
   A_KIND_OWNER,
@@ -106,7 +105,7 @@ export function reapAgent(h: ArenaHeap, agentId: number, releaseLive: boolean): 
   sendCacheHome(h, area, report);
   // The blocks it held freed outside any list it owns: a chain being flushed, its chains, a block being routed.
   const held: number[] = [];
-  const flushedOwner = collectFlushScratch(h, area, report, held);
+  const flushedOwner = collectFlushingBatch(h, area, report, held);
   collectChains(h, area, flushedOwner, report, held);
   // Its cache and chains went home first (into these very arenas, mostly); now drop what is still live.
   for (const base of releaseFrom) if (h.arenas.includes(base)) report.liveBlocksReleased += releaseEverything(h, base);
@@ -217,21 +216,26 @@ function sendCacheHome(h: ArenaHeap, area: number, report: ReapReport): void {
 }
 
 /**
- * A chain the dead agent was flushing when it died: its objects are in the scratch, the runs not pushed (the
- * push and the phase reset follow each other with no point between where an agent can be stopped). They go
- * into `held`. Returns the owner of that chain (whose chain-map entry is stale), or -1 when none.
+ * A chain the dead agent was flushing when it died: the batch named in its area, not pushed (the push and the
+ * phase reset follow each other with no point between where an agent can be stopped). Its objects, walked from
+ * the head while they look like blocks held freed, go into `held`. Returns the owner of that chain (whose
+ * chain-map entry is stale), or -1 when none.
  */
-function collectFlushScratch(h: ArenaHeap, area: number, report: ReapReport, held: number[]): number {
+function collectFlushingBatch(h: ArenaHeap, area: number, report: ReapReport, held: number[]): number {
   const aw = area >>> 2;
   const flushing = Atomics.load(h.i32, aw + G_FLUSH_PHASE) === 1;
   const flushOwner = h.i32[aw + G_FLUSH_OWNER]!;
   if (!flushing) return -1;
-  const n = Math.min(h.i32[aw + G_FLUSH_COUNT]!, FLUSH_CAPACITY);
-  for (let i = 0; i < n; i++) {
-    const p = h.u32[((area + FLUSH_OFFSET) >>> 2) + i]!;
-    // Its words may already hold run links: only its slab is checked, not its freed mark.
-    if (isLiveObject(h, p)) held.push(p);
-    else report.lostBlocks++;
+  const n = Math.min(h.i32[aw + G_FLUSH_COUNT]!, CHAIN_FLUSH);
+  let p = h.u32[(area + FLUSH_HEAD_OFFSET) >>> 2]!;
+  for (let k = 0; k < n; k++) {
+    if (!isHeldFreed(h, p)) {
+      report.lostBlocks += n - k;
+      break;
+    }
+    const next = h.u32[p >>> 2]!;
+    held.push(p);
+    p = next;
   }
   return flushOwner;
 }

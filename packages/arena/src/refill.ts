@@ -1,6 +1,6 @@
 /**
- * The allocation slow path: when the current slab of a class is exhausted, the inbox is drained if anything
- * waits (the class's delivered blocks onto its cache stack, and the allocation taken from there), then a partial
+ * The allocation slow path: when the current slab of a class is exhausted, delivered batches are reclaimed if
+ * any wait (until the class's delivered blocks are on its cache stack, and the allocation taken from there), then a partial
  * slab of the class is taken, then a kept empty one (empty-slabs.ts), then a new slab in one of the agent's arenas
  * (newest first), then one in an arena taken over from an owner that left, then a new arena. Large objects take a run of units the same way. Finding a run of units is unit-map.ts's part.
  */
@@ -46,9 +46,9 @@ export function allocSlow(h: ArenaHeap, cls: number): number {
     setFlags(h, old, 0, FLAG_CURRENT);
     h.current[cls] = 0;
   }
-  // Frees delivered by other agents: those of this class go onto its cache stack (while it has room) for this
-  // allocation and the next ones; the others refill their slabs.
-  if (h.slot !== 0 && Atomics.load(h.i32, h.inbox) !== 0) {
+  // Frees delivered by other agents, batch by batch until this class has a block: those of this class go onto
+  // its cache stack (while it has room) for this allocation and the next ones; the others refill their slabs.
+  if (h.slot !== 0 && (Atomics.load(h.i32, h.inbox) !== 0 || h.u32[h.drainQueue] !== 0)) {
     drain(h, cls);
     const p = popCached(h.u32, (h.agentArea >>> 2) + G_CACHE_COUNT, (h.agentArea + CACHE_STACKS_OFFSET) >>> 2, cls);
     if (p !== 0) return p;
@@ -89,7 +89,7 @@ export function allocLarge(h: ArenaHeap, size: number): number {
     throw new RangeError(`large size must be an integer above ${MAX_CLASS_SIZE} up to ${h.largeMax} bytes, got ${String(size)}`);
   }
   if (h.detached) throw detachedError();
-  if (h.slot !== 0 && Atomics.load(h.i32, h.inbox) !== 0) drain(h);
+  if (h.slot !== 0 && (Atomics.load(h.i32, h.inbox) !== 0 || h.u32[h.drainQueue] !== 0)) drain(h);
   const bytes = Math.ceil(size / LARGE_ROUND) * LARGE_ROUND;
   const span = Math.ceil(bytes / UNIT);
   // A parked block of the same span is laid out already: no search, no record to rewrite.

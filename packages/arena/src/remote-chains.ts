@@ -1,23 +1,22 @@
 /**
  * Frees of other owners' objects, batched: each joins the chain for its owner (the chain map, in the agent area
  * so a reaper finds it: [head, count] per owner slot), and a chain of {@link CHAIN_FLUSH} objects, or every
- * chain when asked, is flushed: its objects become one run per slab (linked through word 0; the tail holds next
- * run, first member, length), the runs are linked tail to tail and pushed onto the owner's inbox with one CAS.
+ * chain when asked, is flushed: the chain itself is the batch (linked through word 0, every object carrying its
+ * freed mark; the head holds the length and the link to the next batch) and is pushed onto the owner's inbox
+ * with one CAS.
  * Where the batch goes is the owner while it lives, else whoever took it over (see docs/design/arena.md,
  * "Agents that leave"). The batch and its flush live together here, like snmalloc's remote deallocation cache.
  */
 import { GRANULE, HeapError, type AddressSpace } from '@paddock/platform';
-import { FLUSH_OFFSET, G_FLUSH_COUNT, G_FLUSH_OWNER, G_FLUSH_PHASE, G_MAP_ADDR, G_MAP_CAP, INLINE_MAP_OFFSET, INLINE_MAP_OWNERS } from './agent-layout.js';
+import { FLUSH_HEAD_OFFSET, G_FLUSH_COUNT, G_FLUSH_OWNER, G_FLUSH_PHASE, G_MAP_ADDR, G_MAP_CAP, INLINE_MAP_OFFSET, INLINE_MAP_OWNERS } from './agent-layout.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain } from './drain.js';
-import { FREED_MARK, UNIT_SHIFT } from './layout.js';
+import { B_LENGTH, B_NEXT, FREED_MARK } from './layout.js';
 import { SLOT_ADOPTED, SLOT_DETACHED, SLOT_LIVE, SLOT_ORPHANED, adoptSlot } from './ownership.js';
 import { reapOwner } from './reap.js';
 
 /** A chain for one owner is flushed to its inbox when it holds this many objects. */
 export const CHAIN_FLUSH = 32;
-/** Slots of a flush's slab-to-run table: a power of two, twice the members of a chain. */
-const RUN_SLOTS = 64;
 /** Slots the chain map starts with; it doubles to fit the largest owner slot seen. */
 export const CHAIN_MAP_INITIAL = INLINE_MAP_OWNERS;
 
@@ -42,17 +41,6 @@ export class RemoteChains {
   /** Owners whose chain holds objects (some may have been flushed since), in the order their chains began. */
   private pendingOwners: Int32Array;
   private pendingCount: number;
-  /** The objects of the chain being flushed. */
-  private readonly scratch: Float64Array;
-  /**
-   * The flush's table from slab to run: slab key + 1 (0: free slot), first member, tail, length; slots used in
-   * order. Addresses in Uint32Arrays: a heap above 2 GiB has addresses past the int32 range.
-   */
-  private readonly runKey: Int32Array;
-  private readonly runFirst: Uint32Array;
-  private readonly runTail: Uint32Array;
-  private readonly runLength: Int32Array;
-  private readonly runUsed: Int32Array;
   /**
    * Per owner slot (indexed like the chain map): 1 + the departure count at which that owner was last seen live.
    * An owner leaves by marking its slot and then counting the departure, so while the count is unchanged the
@@ -68,12 +56,6 @@ export class RemoteChains {
     this.mapCap = heap.i32[(heap.agentArea >>> 2) + G_MAP_CAP]!;
     this.pendingOwners = new Int32Array(16);
     this.pendingCount = 0;
-    this.scratch = new Float64Array(CHAIN_FLUSH);
-    this.runKey = new Int32Array(RUN_SLOTS);
-    this.runFirst = new Uint32Array(RUN_SLOTS);
-    this.runTail = new Uint32Array(RUN_SLOTS);
-    this.runLength = new Int32Array(RUN_SLOTS);
-    this.runUsed = new Int32Array(CHAIN_FLUSH);
     this.liveSeen = new Int32Array(this.mapCap);
   }
 
@@ -150,9 +132,9 @@ export class RemoteChains {
   }
 
   /**
-   * Sends the chain for `owner` home: groups its objects by slab, writes one run per slab (members linked
-   * through word 0; the tail holds next run, first member, length), links the runs tail to tail and pushes
-   * the whole list onto the owner's inbox with one CAS.
+   * Sends the chain for `owner` home as it is, one batch: its length goes into the head's word 2 and the batch
+   * is pushed onto the owner's inbox with one CAS (its word 3 links it to the batch below). Nothing is walked or
+   * regrouped: the owner checks every object when it reclaims the batch (drain.ts).
    */
   private flushChain(owner: number): number {
     const h = this.heap;
@@ -161,63 +143,21 @@ export class RemoteChains {
     const departed = h.registry.departures();
     const home = this.liveSeen[owner] === departed + 1 ? owner : this.homeOf(owner);
     const u32 = h.u32;
-    const list = this.scratch;
-    let n = 0;
     const e = this.mapWord + 2 * owner;
-    if (u32[e] === 0) return 0;
+    const head = u32[e]!;
+    if (head === 0) return 0;
+    const n = u32[e + 1]!;
+    u32[(head >>> 2) + B_LENGTH] = n;
+    // Named in the agent area until it is pushed, so a reaper sends it home if this agent dies before the push
+    // (the push and the phase reset follow each other with no point between where an agent can be stopped).
     const aw = h.agentArea >>> 2;
-    const sw = (h.agentArea + FLUSH_OFFSET) >>> 2;
-    for (let p = u32[e]!; p !== 0 && n < CHAIN_FLUSH; p = u32[p >>> 2]!) {
-      list[n] = p;
-      u32[sw + n] = p; // the scratch a reaper reads if this agent dies before the push
-      n++;
-    }
+    u32[(h.agentArea + FLUSH_HEAD_OFFSET) >>> 2] = head;
     h.i32[aw + G_FLUSH_COUNT] = n;
     h.i32[aw + G_FLUSH_OWNER] = owner;
     Atomics.store(h.i32, aw + G_FLUSH_PHASE, 1);
     u32[e] = 0;
     u32[e + 1] = 0;
-    // Group by slab: a small open-addressed table from slab to run (n <= 32 members, 64 slots), so grouping is
-    // linear whatever order the frees came in. A member joins its slab's run at the front; the first member seen
-    // stays the run's tail, which carries the run's first member and length.
-    const key = this.runKey;
-    const first = this.runFirst;
-    const tails = this.runTail;
-    const length = this.runLength;
-    const used = this.runUsed;
-    let runs = 0;
-    for (let i = 0; i < n; i++) {
-      const m = list[i]!;
-      const k = (m >>> UNIT_SHIFT) + 1;
-      let slot = Math.imul(k, 0x9e3779b1) >>> 26;
-      while (key[slot] !== 0 && key[slot] !== k) slot = (slot + 1) & (RUN_SLOTS - 1);
-      if (key[slot] === 0) {
-        key[slot] = k;
-        first[slot] = m;
-        tails[slot] = m;
-        length[slot] = 1;
-        used[runs++] = slot;
-      } else {
-        u32[m >>> 2] = first[slot]!;
-        first[slot] = m;
-        length[slot]!++;
-      }
-    }
-    // One run per slab, linked tail to tail.
-    let firstTail = 0;
-    let prevTail = 0;
-    for (let r = 0; r < runs; r++) {
-      const slot = used[r]!;
-      const tail = tails[slot]!;
-      const tw = tail >>> 2;
-      u32[tw + 1] = first[slot]!;
-      u32[tw + 2] = length[slot]!;
-      if (prevTail !== 0) u32[prevTail >>> 2] = tail;
-      else firstTail = tail;
-      prevTail = tail;
-      key[slot] = 0;
-    }
-    h.registry.pushInbox(home, firstTail, prevTail);
+    h.registry.pushInbox(home, head, head + 4 * B_NEXT);
     Atomics.store(h.i32, aw + G_FLUSH_PHASE, 0);
     // Ours now (we just took the owner over): reclaim at once. Otherwise, if anyone left since we looked, look
     // again: an owner that left after we read its state is taken over here, so a batch never waits in the

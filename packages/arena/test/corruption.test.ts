@@ -1,7 +1,7 @@
 // Heap corruption and misuse must throw a HeapError with a code, never continue silently, and leave the
 // heap consistent (check() passes afterwards).
 import { describe, expect, it } from 'vitest';
-import { FREED_MARK, HEADER_UNITS, UNIT } from '../src/index.js';
+import { B_LENGTH, B_NEXT, FREED_MARK, HEADER_UNITS, UNIT } from '../src/index.js';
 import { KiB, MiB, makeHeap, thrown } from './agents.js';
 
 function setup() {
@@ -11,13 +11,18 @@ function setup() {
   return { heap, owner, other, space: heap.space };
 }
 
-/** Writes a run header (next run, first member, length) into `tail` and links members through word 0. */
-function forgeRun(space: ReturnType<typeof setup>['space'], members: number[], tail: number, first: number, length: number): void {
+/**
+ * Makes a batch as a flush would: `members` linked through word 0 (the last one's link 0), each with its freed
+ * mark unless listed in `unmarked`, and `length` in the head's word 2. Returns the head.
+ */
+function forgeBatch(space: ReturnType<typeof setup>['space'], members: number[], length: number, unmarked: number[] = []): number {
   space.refresh();
-  for (let i = 0; i + 1 < members.length; i++) space.u32[members[i]! >>> 2] = members[i + 1]!;
-  space.u32[tail >>> 2] = 0;
-  space.u32[(tail >>> 2) + 1] = first;
-  space.i32[(tail >>> 2) + 2] = length;
+  members.forEach((m, i) => {
+    space.u32[m >>> 2] = members[i + 1] ?? 0;
+    if (!unmarked.includes(m)) space.i32[(m >>> 2) + 1] = FREED_MARK ^ m;
+  });
+  space.i32[(members[0]! >>> 2) + B_LENGTH] = length;
+  return members[0]!;
 }
 
 describe('misuse of free', () => {
@@ -103,53 +108,29 @@ describe('misuse of free', () => {
   });
 });
 
-describe('forged runs are refused at drain', () => {
-  type Forge = (ctx: ReturnType<typeof setup>, objs: number[], block: number) => { tail: number };
+describe('forged batches are refused at drain', () => {
+  // Each forgery returns its batch's head and how many of its objects come before the bad one (those are valid
+  // and reclaimed; nothing of the bad one or after it changes).
+  type Forge = (ctx: ReturnType<typeof setup>, objs: number[], block: number) => { head: number; before: number };
   const cases: [string, RegExp, Forge][] = [
-    ['a member outside the slab', /outside its slab/, ({ space }, objs) => {
-      const outsider = objs[0]! + 16 * KiB; // the next slab
-      forgeRun(space, [outsider, objs[2]!], objs[2]!, outsider, 2);
-      return { tail: objs[2]! };
-    }],
-    ['a length above the live count', /above the slab's live count/, ({ space }, objs) => {
-      forgeRun(space, [objs[0]!, objs[1]!], objs[1]!, objs[0]!, 40);
-      return { tail: objs[1]! };
-    }],
-    ['a tail in a free unit', /head unit/, ({ heap, space }, objs) => {
+    ['an object beyond its slab\'s bump', /outside its slab/, ({ space }, objs) => ({ head: forgeBatch(space, [objs[0]!, objs[7]! + 32], 2), before: 1 })],
+    ['a length above a chain', /length 40 is not 1\.\.32/, ({ space }, objs) => ({ head: forgeBatch(space, [objs[0]!, objs[1]!], 40), before: 0 })],
+    ['an object in a free unit', /head unit/, ({ heap, space }, objs) => {
       const freeUnit = heap.regions.arenaBase(objs[0]!) + 300 * UNIT;
       space.commit(freeUnit, UNIT);
-      forgeRun(space, [freeUnit], freeUnit, freeUnit, 1);
-      return { tail: freeUnit };
+      return { head: forgeBatch(space, [freeUnit], 1), before: 0 };
     }],
-    ["a tail in another owner's arena", /belongs to owner/, ({ other, space }) => {
-      const theirs = other.malloc(32);
-      forgeRun(space, [theirs], theirs, theirs, 1);
-      return { tail: theirs };
-    }],
-    ['a tail in an oversized mapping (no arena)', /not in an arena/, ({ space }) => {
+    ["an object in another owner's arena", /belongs to owner/, ({ other, space }, objs) => ({ head: forgeBatch(space, [objs[0]!, other.malloc(32)], 2), before: 1 })],
+    ['an object in an oversized mapping (no arena)', /not in an arena/, ({ space }) => {
       const mapping = space.reserve(8 * MiB, 8 * MiB);
       space.commit(mapping, 64 * KiB);
-      const tail = mapping + 16 * KiB;
-      forgeRun(space, [tail], tail, tail, 1);
-      return { tail };
+      return { head: forgeBatch(space, [mapping + 16 * KiB], 1), before: 0 };
     }],
-    ['a block run of length 2', /block run/, ({ space }, _objs, block) => {
-      forgeRun(space, [block], block, block, 2);
-      return { tail: block };
-    }],
-    ['a block run whose first member is not the block', /block run/, ({ space }, _objs, block) => {
-      forgeRun(space, [block], block, block + 32, 1);
-      return { tail: block };
-    }],
-    ['a misaligned member', /misaligned/, ({ space }, objs) => {
-      forgeRun(space, [objs[0]! + 8, objs[1]!], objs[1]!, objs[0]! + 8, 2);
-      return { tail: objs[1]! };
-    }],
-    ['a broken chain', /does not end at the tail/, ({ space }, objs) => {
-      forgeRun(space, [objs[0]!, objs[1]!], objs[2]!, objs[0]!, 3); // objs[1] links to 0
-      space.u32[objs[1]! >>> 2] = objs[3]!;
-      return { tail: objs[2]! };
-    }],
+    ['an address inside a block', /misaligned for the 65536-byte class/, ({ space }, _objs, block) => ({ head: forgeBatch(space, [block + 32], 1), before: 0 })],
+    ['a misaligned object', /not aligned to 32 bytes/, ({ space }, objs) => ({ head: forgeBatch(space, [objs[0]!, objs[1]! + 8], 2), before: 1 })],
+    ['a chain longer than its length', /does not end after its length/, ({ space }, objs) => ({ head: forgeBatch(space, objs.slice(0, 3), 2), before: 1 })],
+    ['a chain shorter than its length', /ends before its length/, ({ space }, objs) => ({ head: forgeBatch(space, objs.slice(0, 2), 3), before: 1 })],
+    ['an object not marked freed (live, or its mark overwritten)', /freed mark/, ({ space }, objs) => ({ head: forgeBatch(space, objs.slice(0, 3), 3, [objs[2]!]), before: 2 })],
   ];
 
   it.each(cases)('%s', (_name, message, forge) => {
@@ -160,18 +141,33 @@ describe('forged runs are refused at drain', () => {
     owner.malloc(64 * KiB);
     expect(heap.regions.arenaBase(objs[0]!)).toBe(heap.regions.arenaBase(block));
     expect(objs[0]! - heap.regions.arenaBase(objs[0]!)).toBe(HEADER_UNITS * UNIT);
-    const before = owner.stats();
-    const { tail } = forge(ctx, objs, block);
-    heap.registry.pushInbox(owner.slot, tail, tail);
+    const liveBefore = owner.stats().perClass[0]!.live;
+    const { head, before } = forge(ctx, objs, block);
+    heap.registry.pushInbox(owner.slot, head, head + 4 * B_NEXT);
     const e = thrown(() => owner.drain());
     expect(e?.code).toBe('CORRUPTION');
     expect(e?.message).toMatch(message);
-    // Nothing was spliced: the counts are as they were. Repair the words the forgery wrote, then check.
-    expect(owner.stats().perClass).toEqual(before.perClass);
+    // The valid objects before the bad one went back to their slab; nothing else changed.
+    expect(owner.stats().perClass[0]!.live).toBe(liveBefore - before);
+    expect(owner.drain()).toBe(0); // the rest of that batch was dropped, not left to fail again
     ctx.space.refresh();
-    for (const p of objs) ctx.space.u32[(p >>> 2) + 1] = 0;
+    for (const p of objs.slice(before)) ctx.space.u32[(p >>> 2) + 1] = 0; // the marks the forgery wrote
     owner.check();
     expect(owner.malloc(32)).toBeGreaterThan(0);
-    expect(FREED_MARK).not.toBe(0);
+  });
+
+  it('a bad batch does not lose the batches behind it', () => {
+    const { heap, owner, other, space } = setup();
+    const objs = Array.from({ length: 40 }, () => owner.malloc(32));
+    owner.malloc(32);
+    for (const p of objs.slice(0, 32)) other.free(p); // one good batch of 32, flushed
+    const bad = forgeBatch(space, [objs[32]!, objs[33]! + 8], 2);
+    heap.registry.pushInbox(owner.slot, bad, bad + 4 * B_NEXT); // on top of the good one
+    expect(thrown(() => owner.drain())?.code).toBe('CORRUPTION');
+    expect(owner.drain()).toBe(32); // the good batch, still in the queue
+    expect(owner.stats().perClass[0]!.live).toBe(41 - 33);
+    space.refresh();
+    space.u32[(objs[33]! >>> 2) + 1] = 0;
+    owner.check();
   });
 });

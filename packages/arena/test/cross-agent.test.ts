@@ -1,16 +1,19 @@
-// Frees by agents that do not own the block: chains, runs, inbox, drain. Agents here share one thread;
+// Frees by agents that do not own the block: chains, batches, inbox, drain. Agents here share one thread;
 // the worker versions of these protocols are in @paddock/allocator's tests.
 import { describe, expect, it } from 'vitest';
-import { CHAIN_FLUSH, CHAIN_MAP_INITIAL } from '../src/index.js';
+import { B_LENGTH, B_NEXT, CHAIN_FLUSH, CHAIN_MAP_INITIAL, FREED_MARK } from '../src/index.js';
 import { KiB, makeHeap } from './agents.js';
 
-/** Counts the runs waiting in an owner's inbox without taking them. */
-function inboxRuns(heap: ReturnType<typeof makeHeap>, slot: number): number[] {
+/** The lengths of the batches waiting in an owner's inbox, without taking them (each walked to its end). */
+function inboxBatches(heap: ReturnType<typeof makeHeap>, slot: number): number[] {
   const space = heap.space;
   space.refresh();
   const lengths: number[] = [];
-  for (let run = space.u32[heap.registry.inboxAddress(slot) >>> 2]!; run !== 0; run = space.u32[run >>> 2]!) {
-    lengths.push(space.i32[(run >>> 2) + 2]!);
+  for (let b = space.u32[heap.registry.inboxAddress(slot) >>> 2]!; b !== 0; b = space.u32[(b >>> 2) + B_NEXT]!) {
+    let walked = 0;
+    for (let m = b; m !== 0; m = space.u32[m >>> 2]!) walked++;
+    expect(walked).toBe(space.i32[(b >>> 2) + B_LENGTH]);
+    lengths.push(walked);
   }
   return lengths;
 }
@@ -26,7 +29,7 @@ describe('cross-agent frees', () => {
     for (const p of slab) freer.free(p);
     expect(freer.slot).toBe(0); // an agent that only frees takes no owner slot
     expect(freer.pendingChainObjects()).toBe(0); // 512 = 16 flushes of 32
-    expect(inboxRuns(heap, owner.slot)).toEqual(new Array(16).fill(32));
+    expect(inboxBatches(heap, owner.slot)).toEqual(new Array(16).fill(32));
     expect(owner.drain()).toBe(512);
     owner.check();
     expect(owner.emptySlabs.count).toBe(1); // kept for the class's next refill
@@ -78,7 +81,7 @@ describe('cross-agent frees', () => {
     });
   });
 
-  it('objects interleaved from 3 slabs make one batch of 3 runs', () => {
+  it('objects of 3 classes interleaved go home as one batch, each carrying its freed mark, and back to their slabs', () => {
     const heap = makeHeap();
     const owner = heap.agent();
     const freer = heap.agent();
@@ -87,7 +90,8 @@ describe('cross-agent frees', () => {
     const interleaved: number[] = [];
     for (let k = 0; k < 11; k++) for (const list of objs) interleaved.push(list[k]!);
     for (const p of interleaved.slice(0, CHAIN_FLUSH)) freer.free(p); // 32 objects: one flush
-    expect(inboxRuns(heap, owner.slot).sort((x, y) => x - y)).toEqual([10, 11, 11]);
+    expect(inboxBatches(heap, owner.slot)).toEqual([CHAIN_FLUSH]);
+    for (const p of interleaved.slice(0, CHAIN_FLUSH)) expect(heap.space.i32[(p >>> 2) + 1]).toBe(FREED_MARK ^ p);
     expect(owner.drain()).toBe(CHAIN_FLUSH);
     owner.check();
     const live = owner.stats().perClass;
@@ -119,7 +123,7 @@ describe('cross-agent frees', () => {
     owner.malloc(256 * KiB); // big is no longer the current block of its class
     freer.free(big);
     freer.flushChains();
-    expect(inboxRuns(heap, owner.slot)).toEqual([1]);
+    expect(inboxBatches(heap, owner.slot)).toEqual([1]);
     expect(owner.drain()).toBe(1);
     expect(owner.malloc(256 * KiB)).toBe(big);
     owner.check();

@@ -48,7 +48,8 @@ async function main() {
   worker.postMessage({ free: ownBlocks }); // the worker frees them, flushes, then rings main's bell
   const woke = await waiting;
   const drainedAfterWake = heap.drain(); // 0: the waitAsync drained them before it resolved
-  const liveAfterWake = heap.stats().liveBytes;
+  const liveAfterWake = heap.stats().liveBytes; // what came home is on the cache stack while it has room
+  const cachedAfterWake = heap.stats().cacheBlocks[7] * 4096; // its own 4 KiB blocks there
 
   step('worker idle');
   worker.postMessage({ idle: true });
@@ -73,6 +74,7 @@ async function main() {
     woke,
     drainedAfterWake,
     liveAfterWake,
+    cachedAfterWake,
     workerIdle,
     cachedBeforeIdle,
     cachedAfterIdle,
