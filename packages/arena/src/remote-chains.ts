@@ -41,6 +41,8 @@ export class RemoteChains {
   /** Owners whose chain holds objects (some may have been flushed since), in the order their chains began. */
   private pendingOwners: Int32Array;
   private pendingCount: number;
+  /** Per owner slot (indexed like the chain map): 1 while it is in `pendingOwners`, so it is listed once. */
+  private pendingListed: Uint8Array;
   /**
    * Per owner slot (indexed like the chain map): 1 + the departure count at which that owner was last seen live.
    * An owner leaves by marking its slot and then counting the departure, so while the count is unchanged the
@@ -56,6 +58,7 @@ export class RemoteChains {
     this.mapCap = heap.i32[(heap.agentArea >>> 2) + G_MAP_CAP]!;
     this.pendingOwners = new Int32Array(16);
     this.pendingCount = 0;
+    this.pendingListed = new Uint8Array(this.mapCap);
     this.liveSeen = new Int32Array(this.mapCap);
   }
 
@@ -108,10 +111,17 @@ export class RemoteChains {
     const seen = new Int32Array(cap);
     seen.set(this.liveSeen);
     this.liveSeen = seen;
+    const listed = new Uint8Array(cap);
+    listed.set(this.pendingListed);
+    this.pendingListed = listed;
     releaseChainMap(h.space, h.agentArea, oldWord << 2, oldCap);
   }
 
   private notePending(owner: number): void {
+    // Listed once until flushChains takes it off: a chain flushed by its 32nd free and begun again leaves the
+    // owner listed, so an agent that only frees and never flushes them all keeps a list no longer than its owners.
+    if (this.pendingListed[owner] !== 0) return;
+    this.pendingListed[owner] = 1;
     if (this.pendingCount === this.pendingOwners.length) {
       const grown = new Int32Array(this.pendingOwners.length * 2);
       grown.set(this.pendingOwners);
@@ -126,6 +136,7 @@ export class RemoteChains {
     // Taken from the end one at a time: a flush that takes a departed owner over may free (and note) more.
     while (this.pendingCount > 0) {
       const owner = this.pendingOwners[--this.pendingCount]!;
+      this.pendingListed[owner] = 0;
       if (this.heap.u32[this.mapWord + 2 * owner + 1]! > 0) sent += this.flushChain(owner);
     }
     return sent;

@@ -39,6 +39,22 @@ describe('cross-agent frees', () => {
     owner.check();
   });
 
+  it('an agent that only frees, and never flushes its chains all at once, lists each owner once', () => {
+    const heap = makeHeap();
+    const owner = heap.agent();
+    const freer = heap.agent();
+    for (let round = 0; round < 200; round++) {
+      const batch = Array.from({ length: CHAIN_FLUSH }, () => owner.malloc(64));
+      for (const p of batch) freer.free(p); // the 32nd flushes the chain; the next round begins it again
+      owner.drain();
+    }
+    // The list of owners with a chain grew by one per chain begun before (a leak in a consumer that never waits).
+    expect((freer.chains as unknown as { pendingCount: number }).pendingCount).toBe(1);
+    expect(freer.flushChains()).toBe(0);
+    expect((freer.chains as unknown as { pendingCount: number }).pendingCount).toBe(0);
+    owner.check();
+  });
+
   it('a drain re-serves a delivered address', () => {
     const heap = makeHeap();
     const owner = heap.agent();
