@@ -290,7 +290,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   // ---- suspend and drain ---------------------------------------------------------------------------
 
   /**
-   * One idle visit: adopts detached or reaped owners, drains the inbox, flushes the chains, sweeps the
+   * One idle visit: adopts detached or reaped owners, drains the inbox (onto the cache stacks first when the agent
+   * allocated since the last visit, as after a wait), flushes the chains, sweeps the
    * arenas whose dirty units have waited long enough. Returns the
    * milliseconds until the next visit: 10 after any allocation since the last visit, else double the last
    * delay, up to 500. The visit that reaches 500 runs the idle return (once, until activity resumes); a visit at
@@ -301,7 +302,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     if (this.detached) throw closedError();
     this.arena.adoptOrphans();
     this.locks.watchNewcomers();
-    this.arena.drain();
+    // An agent that allocated since the last visit is working: what arrived goes onto its cache stacks first.
+    if (this.activity !== this.seenActivity) this.arena.drainToCache();
+    else this.arena.drain();
     this.arena.flushChains();
     this.arena.sweepDue(false);
     if (!this.activityResumed()) this.interval = Math.min(TICK_MAX_MS, this.interval * 2);
