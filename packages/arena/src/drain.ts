@@ -62,11 +62,6 @@ function classServed(h: ArenaHeap, cacheClass: number): boolean {
   return cacheClass >= 0 && cacheClass < CLASS_COUNT && h.u32[(h.agentArea >>> 2) + G_CACHE_COUNT + cacheClass] !== 0;
 }
 
-/** Whether batches wait in the agent's queue (taken from an inbox by an allocation's drain, not begun). */
-export function queueHoldsBatches(h: ArenaHeap): boolean {
-  return h.u32[((h.agentArea + DRAIN_OFFSET) >>> 2) + D_RUN] !== 0;
-}
-
 /**
  * Reclaims the batches of the queue at drain word `dw` (an agent area's) in order, each named there as it goes:
  * all of them, or with `cacheClass` until that class's cache stack holds a block. Returns the objects reclaimed.

@@ -1,8 +1,9 @@
 /**
- * The allocation slow path: when the current slab of a class is exhausted, delivered batches are reclaimed if
- * any wait (until the class's delivered blocks are on its cache stack, and the allocation taken from there), then a partial
+ * The allocation slow path: when the current slab of a class is exhausted, delivered batches are reclaimed if any
+ * wait (until the class has a block on its cache stack, and the allocation is taken from there), then a partial
  * slab of the class is taken, then a kept empty one (empty-slabs.ts), then a new slab in one of the agent's arenas
- * (newest first), then one in an arena taken over from an owner that left, then a new arena. Large objects take a run of units the same way. Finding a run of units is unit-map.ts's part.
+ * (newest first), then one in an arena taken over from an owner that left, then a new arena. Large objects take a
+ * run of units the same way. Finding a run of units is unit-map.ts's part.
  */
 import { HeapError } from '@paddock/platform';
 import { CACHE_STACKS_OFFSET, G_CACHE_COUNT, G_OPENING_ARENA } from './agent-layout.js';
@@ -46,8 +47,8 @@ export function allocSlow(h: ArenaHeap, cls: number): number {
     setFlags(h, old, 0, FLAG_CURRENT);
     h.current[cls] = 0;
   }
-  // Frees delivered by other agents, batch by batch until this class has a block: those of this class go onto
-  // its cache stack (while it has room) for this allocation and the next ones; the others refill their slabs.
+  // Frees delivered by other agents, batch by batch until this class has a block: every object onto its class's
+  // cache stack while that has room (for this allocation and the next ones), the rest onto their slabs.
   if (h.slot !== 0 && (Atomics.load(h.i32, h.inbox) !== 0 || h.u32[h.drainQueue] !== 0)) {
     drain(h, cls);
     const p = popCached(h.u32, (h.agentArea >>> 2) + G_CACHE_COUNT, (h.agentArea + CACHE_STACKS_OFFSET) >>> 2, cls);
