@@ -5,7 +5,7 @@
  * object: one object on a run of whole units of its own, rounded up to 1 KiB.
  */
 
-/** Bytes of the smallest class; a run header (three words) must fit in one object. */
+/** Bytes of the smallest class; a batch head (four words: link, freed mark, length, next batch) must fit in one object. */
 export const MIN_OBJECT = 32;
 /** Number of classes. */
 export const CLASS_COUNT = 16;
