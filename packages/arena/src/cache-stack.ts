@@ -1,9 +1,9 @@
 /**
  * The thread cache's stacks, as words of the agent area (agent-layout.ts): one stack of freed blocks per class,
  * with its count and depth. The heap's malloc and free use these two functions inline (their cache fast paths);
- * the drain of an allocation fills the stack of the class it refills with the blocks other agents sent home
- * (drain.ts); `@paddock/thread-cache` keeps the rest of the cache (depths, flush, stats). Blocks on a stack stay
- * live in their slabs and carry the freed mark.
+ * a drain that goes to the cache (an allocation's, a woken wait's, a busy agent's tick) pushes the blocks other
+ * agents sent home onto their classes' stacks with the same push (drain.ts); `@paddock/thread-cache` keeps the
+ * rest of the cache (depths, flush, stats). Blocks on a stack stay live in their slabs and carry the freed mark.
  */
 import { CACHE_STRIDE } from './agent-layout.js';
 import { FREED_MARK } from './layout.js';

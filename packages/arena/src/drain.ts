@@ -6,8 +6,9 @@
  * finishes the drain if the agent is stopped half way.
  */
 import { HeapError, formatAddress } from '@paddock/platform';
-import { CACHE_STACKS_OFFSET, CACHE_STRIDE, DRAIN_OFFSET, D_CUR, D_LEFT, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH } from './agent-layout.js';
+import { CACHE_STACKS_OFFSET, DRAIN_OFFSET, D_CUR, D_LEFT, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH } from './agent-layout.js';
 import type { ArenaHeap } from './arena-heap.js';
+import { pushCached } from './cache-stack.js';
 import {
   A_KIND_OWNER,
   A_MAGIC,
@@ -102,8 +103,8 @@ function reclaimBatch(h: ArenaHeap, dw: number, toCache: boolean): number {
   let u32 = h.u32;
   const slot = h.slot;
   const mask = h.arenaMask;
-  // The cache stacks: a class's count moves with every block its stack takes.
-  const countWord = (h.agentArea >>> 2) + G_CACHE_COUNT;
+  // The cache stacks (the thread cache's own push: a class's count moves with every block its stack takes).
+  const aw = h.agentArea >>> 2;
   const stacks = (h.agentArea + CACHE_STACKS_OFFSET) >>> 2;
   let m = batch;
   for (let left = length; left > 0; ) {
@@ -135,15 +136,9 @@ function reclaimBatch(h: ArenaHeap, dw: number, toCache: boolean): number {
     // Past it first: a stop in what follows loses this object at most (it stays live), never reclaims it twice.
     u32[dw + D_CUR] = next;
     i32[dw + D_LEFT] = left;
-    if ((info & FLAG_QUARANTINE) === 0) {
-      const held = toCache && cls < CLASS_COUNT ? u32[countWord + cls]! : CACHE_STRIDE;
-      if (held < CACHE_STRIDE && held < u32[countWord + (G_CACHE_DEPTH - G_CACHE_COUNT) + cls]!) {
-        // Onto the stack, live in its slab like every cached block; it carries the freed mark already.
-        u32[stacks + cls * CACHE_STRIDE + held] = m;
-        u32[countWord + cls] = held + 1;
-      } else {
-        h.freeLocal(m, ri, info);
-      }
+    // Onto its class's stack while that has room (live in its slab, like every cached block), else its slab.
+    if ((info & FLAG_QUARANTINE) === 0 && !(toCache && cls < CLASS_COUNT && pushCached(u32, aw + G_CACHE_COUNT, aw + G_CACHE_DEPTH, stacks, cls, m))) {
+      h.freeLocal(m, ri, info);
     }
     m = next;
   }
