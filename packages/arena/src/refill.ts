@@ -49,7 +49,7 @@ export function allocSlow(h: ArenaHeap, cls: number): number {
   }
   // Frees delivered by other agents, batch by batch until this class has a block: every object onto its class's
   // cache stack while that has room (for this allocation and the next ones), the rest onto their slabs.
-  if (h.slot !== 0 && (Atomics.load(h.i32, h.inbox) !== 0 || h.u32[h.drainQueue] !== 0)) {
+  if (batchesWaiting(h)) {
     drain(h, cls);
     const p = popCached(h.u32, (h.agentArea >>> 2) + G_CACHE_COUNT, (h.agentArea + CACHE_STACKS_OFFSET) >>> 2, cls);
     if (p !== 0) return p;
@@ -63,6 +63,11 @@ export function allocSlow(h: ArenaHeap, cls: number): number {
   setFlags(h, slab, FLAG_CURRENT, 0);
   h.current[cls] = slab;
   return h.allocClass(cls);
+}
+
+/** Whether frees other agents delivered wait for this agent: in its inbox, or in its queue of batches not begun. */
+function batchesWaiting(h: ArenaHeap): boolean {
+  return h.slot !== 0 && (Atomics.load(h.i32, h.inbox) !== 0 || h.u32[h.drainQueue] !== 0);
 }
 
 /** Takes a partial slab of class `cls` off its list (newest arena first); 0 when there is none. */
@@ -90,7 +95,7 @@ export function allocLarge(h: ArenaHeap, size: number): number {
     throw new RangeError(`large size must be an integer above ${MAX_CLASS_SIZE} up to ${h.largeMax} bytes, got ${String(size)}`);
   }
   if (h.detached) throw detachedError();
-  if (h.slot !== 0 && (Atomics.load(h.i32, h.inbox) !== 0 || h.u32[h.drainQueue] !== 0)) drain(h);
+  if (batchesWaiting(h)) drain(h);
   const bytes = Math.ceil(size / LARGE_ROUND) * LARGE_ROUND;
   const span = Math.ceil(bytes / UNIT);
   // A parked block of the same span is laid out already: no search, no record to rewrite.
