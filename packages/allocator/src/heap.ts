@@ -4,7 +4,7 @@
  * idle tick and return, leaving the heap and reaping agents that died. What every backend does the same way
  * is in heap-base.ts; `createArenaHeap` and `attachArenaHeap` below lay out or open the heap header.
  */
-import { ArenaHeap, CLASS_COUNT, G_ZERO, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, snapshotArenas, type ArenaSnapshot, type ReapReport } from '@paddock/arena';
+import { ArenaHeap, CLASS_COUNT, createExchange, exchangeHeld, G_ZERO, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, snapshotArenas, type ArenaSnapshot, type ReapReport } from '@paddock/arena';
 import { LargeTier, mappingPictures, type MappingPicture } from '@paddock/large';
 import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
 import { resolveProfile, validateProfile, type ResolvedProfile } from '@paddock/profile';
@@ -205,12 +205,16 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     const cls = freeableClass(u32, this.arenaMask, ptr);
     if (cls >= 0 && cls < CLASS_COUNT && (size === undefined || ((size >>> 0) === size && size <= MAX_CLASS_SIZE && classIndex(size) === cls))) {
       if (pushCached(u32, this.cacheCount, this.cacheDepth, this.cacheStack, cls, ptr)) return;
-      // Checked already; the cache is full (an agent that only frees, a consumer, has it full for good).
-      if (this.detached) throw closedError();
-      this.arena.freeValidated(ptr);
+      this.freeCacheFull(cls, ptr);
       return;
     }
     this.freeChecked(ptr, size);
+  }
+
+  /** A checked free of class `cls` whose cache stack is full (see {@link ArenaHeap.freeCacheFull}); kept out of `free`, which stays small enough for V8 to inline into the caller's loop. */
+  private freeCacheFull(cls: number, ptr: number): void {
+    if (this.detached) throw closedError();
+    this.arena.freeCacheFull(cls, ptr);
   }
 
   /** Every other free: null, a large or oversized block, a wrong size, or one to refuse (it finds the exact error). */
@@ -263,6 +267,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
       perClass: a.perClass,
       cacheBytes: c.bytes,
       cacheBlocks: c.blocks,
+      exchangeBytes: exchangeHeld(this.arena).bytes,
       largeObjects: a.largeObjects,
       largeBytes: a.largeBytes,
       retention: this.tier.stats(),
@@ -316,15 +321,17 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   }
 
   /**
-   * The idle return: drains the inbox, sends every cached block home (foreign ones to their owners), flushes
-   * the chains, returns all retained large units and stashed mappings, releases empty current slabs, sweeps
-   * every dirty unit and releases all empty arenas but one. A parked agent holds nothing it does not use.
+   * The idle return: drains the inbox, sends every cached block home (foreign ones to their owners), and every
+   * block waiting in the heap's exchange, flushes the chains, returns all retained large units and stashed
+   * mappings, releases empty current slabs, sweeps every dirty unit and releases all empty arenas but one. A parked
+   * agent holds nothing it does not use, and leaves nothing freed waiting between agents.
    */
   returnIdle(): void {
     if (this.detached) throw closedError();
     releaseSpareChunk(this);
     this.arena.drain();
     this.cache.flush();
+    this.arena.emptyExchange();
     this.arena.flushChains();
     this.tier.purge();
     this.arena.releaseIdle();
@@ -366,7 +373,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
 
   /**
    * Leaves the heap for good; a worker's agent does this by itself when its thread ends (see `close`, the
-   * same call). The cache, chains and inbox are flushed and drained, retention purged, every empty arena
+   * same call). The cache, the heap's exchange, chains and inbox are flushed and drained, retention purged, every empty arena
    * released (its pages go back), and the arenas that still hold live blocks handed over: the first agent
    * that frees into them, needs memory, or ticks takes them over, so frees to them are never stranded.
    * Calling it again does nothing; every other use of the heap object afterwards throws `DETACHED`.
@@ -379,6 +386,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.arena.drain();
     this.cache.flush();
     this.cache.close(); // from here no free is cached: each one is refused with DETACHED
+    this.arena.emptyExchange();
     this.arena.flushChains();
     this.arena.drain();
     this.tier.purge();
@@ -439,10 +447,13 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     return { ...report, stashReleased: this.stashReleased - before };
   }
 
-  /** Sends every block in this agent's thread cache home. Returns how many. */
+  /**
+   * Sends every block in this agent's thread cache home, and every block waiting in the heap's exchange (where
+   * full caches hand blocks over to agents short of their class). Returns how many.
+   */
   flushCache(): number {
     if (this.detached) throw closedError();
-    return this.cache.flush();
+    return this.cache.flush() + this.arena.emptyExchange();
   }
 
   /** Returns every retained large unit and stashed oversized mapping of this agent to the OS. */
@@ -472,6 +483,7 @@ export function createArenaHeap(options: HeapOptions = {}): ArenaBackedHeap {
   const { space, profile } = createHeapSpace(options);
   const regions = Regions.create(space);
   const registry = Registry.create(space);
+  createExchange(space, regions);
   const i32 = space.i32;
   Atomics.store(i32, regions.userWord(U_PROFILE) >>> 2, profile);
   Atomics.store(i32, regions.userWord(U_BACKEND) >>> 2, BACKEND_CODE);

@@ -54,6 +54,11 @@ export interface ArenaHeapStats extends HeapStatsCore {
   cacheBytes: number;
   /** Blocks held per class in this agent's thread cache. */
   cacheBlocks: number[];
+  /**
+   * Bytes of freed small blocks waiting in the heap's exchange, handed over by full thread caches for any agent
+   * short of their class (the whole heap's, not this agent's; they still count in `liveBytes` of their owners).
+   */
+  exchangeBytes: number;
   /** Large objects live in this agent's arenas, and their bytes (included in `liveBytes`). */
   largeObjects: number;
   largeBytes: number;

@@ -18,7 +18,8 @@
  *   47 1 once the agent holds its agent lock (browsers: how others learn it is gone)   48..63 always zero (see G_ZERO)
  * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
- * committed bytes]), then the head of the batch being flushed, then the drain in progress (see DRAIN_OFFSET).
+ * committed bytes]), then the head of the batch being flushed, then the drain in progress (see DRAIN_OFFSET), then
+ * a move to or from the heap's exchange in progress (see EXCHANGE_OFFSET).
  */
 export const AGENT_MAGIC = 0x54474150 | 0; // 'PAGT'
 export const AGENT_LIVE = 1;
@@ -87,4 +88,9 @@ export const DRAIN_OFFSET = FLUSH_HEAD_OFFSET + 4;
 export const D_RUN = 0;
 export const D_CUR = 1;
 export const D_LEFT = 2;
-export const AGENT_AREA_COMMIT = Math.ceil((DRAIN_OFFSET + 12) / 4096) * 4096;
+/**
+ * A move between this agent's cache and the heap's exchange, for a reaper: [the slot's Int32 index (0: none), the
+ * class's cache count before the move (-1: the agent is emptying the slot)] (see exchange.ts).
+ */
+export const EXCHANGE_OFFSET = DRAIN_OFFSET + 12;
+export const AGENT_AREA_COMMIT = Math.ceil((EXCHANGE_OFFSET + 8) / 4096) * 4096;

@@ -22,9 +22,11 @@ import type { ResolvedProfile } from '@paddock/profile';
 import type { Regions } from '@paddock/region';
 import type { Registry } from '@paddock/registry';
 import { AGENT_LIST_WORD, createAgentArea, findAgentArea } from './agent-area.js';
-import { DRAIN_OFFSET, D_RUN, G_OPENING_REGION } from './agent-layout.js';
+import { CACHE_STACKS_OFFSET, DRAIN_OFFSET, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH, G_OPENING_REGION } from './agent-layout.js';
+import { pushCached } from './cache-stack.js';
 import { check, stats, type ArenaStats } from './check.js';
 import { TO_CACHE, drain } from './drain.js';
+import { EXCHANGE_BATCH, EXCHANGE_CLASSES, EXCHANGE_WORD, emptyExchange, exchangeServes, giveToExchange } from './exchange.js';
 import { freeableClass, locate, refuse, sizeMatches } from './free-check.js';
 import { FLAG_CURRENT, FLAG_QUARANTINE, FREED_MARK, HEADER_UNITS, IN_MAPPING, NOT_FREEABLE, R_BUMP, R_FREE, R_INFO, R_LIVE, R_SIZE, R_SPAN, UNIT_SHIFT, recordIndex } from './layout.js';
 import { adoptOrphans, agentsOnThread, arenaOwnerOf, detachOwner, markCrashed } from './ownership.js';
@@ -105,6 +107,17 @@ export class ArenaHeap {
   readonly emptySlabs: EmptySlabs;
   /** @internal refills so far (the refill path looks for due sweeps every few: see refill.ts). */
   refills: number;
+  /** @internal Int32 index of the heap's exchange (0: the heap has none; see exchange.ts). */
+  readonly exchangeWord: number;
+  /** @internal this agent's mark on an exchange slot it holds: its agent id shifted left by 2. */
+  readonly exchangeTag: number;
+  /**
+   * @internal per exchange class: the slot after the last one this agent gave to, then (from index
+   * EXCHANGE_CLASSES) the slot after the last one it took from: where its next look starts.
+   */
+  readonly exchangeHints: Int32Array;
+  /** @internal per class: frees left before the next try to give a full stack to the exchange (after one found it full). */
+  private readonly giveWait: Int32Array;
 
   constructor(space: AddressSpace, regions: Regions, registry: Registry, profile: ResolvedProfile) {
     this.space = space;
@@ -135,6 +148,10 @@ export class ArenaHeap {
     this.onReaped = null;
     this.emptySlabs = new EmptySlabs();
     this.refills = 0;
+    this.exchangeWord = Atomics.load(this.i32, regions.userWord(EXCHANGE_WORD) >>> 2) >>> 2;
+    this.exchangeTag = space.agentId << 2;
+    this.giveWait = new Int32Array(CLASS_COUNT);
+    this.exchangeHints = new Int32Array(2 * EXCHANGE_CLASSES);
   }
 
   /** Takes the space's current views (after a commit, which may grow the buffer). */
@@ -264,6 +281,33 @@ export class ArenaHeap {
     if ((info & FLAG_QUARANTINE) !== 0) return; // its slab is out of use for good
     if (owner === this.slot) this.freeLocal(p, ri, info);
     else this.chains.freeForeign(this.u32, p, owner);
+  }
+
+  /**
+   * A checked free of `p`, of class `cls`, whose cache stack is full (an agent that only frees, a consumer, has it
+   * full for good). A block of another owner would go home (its chain, a flush, the owner's drain): instead the top
+   * of the stack goes to the heap's exchange, where an agent short of the class takes it (exchange.ts), and `p`
+   * onto the stack. A block of this agent's own, or one the exchange has no room for, is freed as always. After a
+   * try that finds every slot of the class taken, the next {@link EXCHANGE_BATCH} - 1 such frees do not look.
+   */
+  freeCacheFull(cls: number, p: number): void {
+    const base = (p & this.arenaMask) >>> 0;
+    if (this.i32[base >>> 2]! >>> 8 !== this.slot && exchangeServes(this, cls)) {
+      const aw = this.agentArea >>> 2;
+      if (this.giveWait[cls]! > 0) {
+        this.giveWait[cls]--;
+      } else if (giveToExchange(this, cls, this.u32[aw + G_CACHE_COUNT + cls]!)) {
+        if (pushCached(this.u32, aw + G_CACHE_COUNT, aw + G_CACHE_DEPTH, ((this.agentArea + CACHE_STACKS_OFFSET) >>> 2), cls, p)) return;
+      } else {
+        this.giveWait[cls] = EXCHANGE_BATCH - 1;
+      }
+    }
+    this.freeValidated(p);
+  }
+
+  /** Sends every block waiting in the heap's exchange home (going idle, leaving). Returns how many. */
+  emptyExchange(): number {
+    return emptyExchange(this);
   }
 
   /** @internal frees `p` of this agent's slab (record `ri`, info word `info`) onto its free list; checked already. */

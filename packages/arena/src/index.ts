@@ -19,6 +19,7 @@ export * from './agent-area.js';
 export { ArenaHeap } from './arena-heap.js';
 export { popCached, pushCached } from './cache-stack.js';
 export type { ArenaStats, ClassStats } from './check.js';
+export { EXCHANGE_BATCH, EXCHANGE_CLASSES, EXCHANGE_SLOTS, EXCHANGE_WORD, XA_BASE, XA_SLOT, X_COUNT, X_EMPTY, X_ENTRIES, X_FULL, X_GIVING, X_TAKING, createExchange, exchangeHeld, exchangeSlot } from './exchange.js';
 export { freeableClass } from './free-check.js';
 export { SLOT_ADOPTED, SLOT_DETACHED, SLOT_LIVE, SLOT_ORPHANED } from './ownership.js';
 export type { ReapReport } from './reap.js';

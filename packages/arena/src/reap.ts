@@ -31,6 +31,7 @@ import {
 import { agentAreas, findAgentArea, vacateAgentArea } from './agent-area.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain, resumeDrain } from './drain.js';
+import { emptyExchange, resolveDeadExchange } from './exchange.js';
 import { isHeldFreed, onFreeList } from './free-check.js';
 import {
   A_CARVER,
@@ -102,12 +103,16 @@ export function reapAgent(h: ArenaHeap, agentId: number, releaseLive: boolean): 
   const quarantinedBefore = h.quarantinedBytes;
   recoverOpenings(h, area);
   const releaseFrom = takeOverDeadOwner(h, area, report, releaseLive);
+  // A move between its cache and the exchange it was in the middle of: the blocks are in one or the other.
+  resolveDeadExchange(h, area, agentId);
   sendCacheHome(h, area, report);
   // The blocks it held freed outside any list it owns: a chain being flushed, its chains, a block being routed.
   const held: number[] = [];
   const flushedOwner = collectFlushingBatch(h, area, report, held);
   collectChains(h, area, flushedOwner, report, held);
-  // Its cache and chains went home first (into these very arenas, mostly); now drop what is still live.
+  // Its cache and chains went home first (into these very arenas, mostly), and so does the exchange (other agents
+  // would hand its blocks out again); now drop what is still live.
+  if (releaseFrom.length > 0) emptyExchange(h);
   for (const base of releaseFrom) if (h.arenas.includes(base)) report.liveBlocksReleased += releaseEverything(h, base);
   collectRoutedBlock(h, area, held);
   for (const p of held) h.freeValidated(p);

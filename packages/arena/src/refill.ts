@@ -6,10 +6,11 @@
  * run of units the same way. Finding a run of units is unit-map.ts's part.
  */
 import { HeapError } from '@paddock/platform';
-import { CACHE_STACKS_OFFSET, G_CACHE_COUNT, G_OPENING_ARENA } from './agent-layout.js';
+import { CACHE_STACKS_OFFSET, G_CACHE_COUNT, G_CACHE_DEPTH, G_OPENING_ARENA } from './agent-layout.js';
 import { popCached } from './cache-stack.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain } from './drain.js';
+import { EXCHANGE_BATCH, exchangeServes, takeFromExchange } from './exchange.js';
 import { TRIM_EVERY } from './empty-slabs.js';
 import {
   A_CARVER,
@@ -46,6 +47,22 @@ export function allocSlow(h: ArenaHeap, cls: number): number {
   if (old !== 0) {
     setFlags(h, old, 0, FLAG_CURRENT);
     h.current[cls] = 0;
+  }
+  // Blocks of the class that other agents' full caches handed to the exchange: a batch onto the (empty) stack.
+  if (exchangeServes(h, cls)) {
+    const aw = h.agentArea >>> 2;
+    const m = h.u32[aw + G_CACHE_COUNT + cls]!;
+    let got = 0;
+    for (let n = m; n + EXCHANGE_BATCH <= h.u32[aw + G_CACHE_DEPTH + cls]!; ) {
+      const c = takeFromExchange(h, cls, n);
+      if (c === 0) break;
+      n += c;
+      got += c;
+    }
+    if (got !== 0) {
+      const p = popCached(h.u32, aw + G_CACHE_COUNT, (h.agentArea + CACHE_STACKS_OFFSET) >>> 2, cls);
+      if (p !== 0) return p;
+    }
   }
   // Frees delivered by other agents, batch by batch until this class has a block: every object onto its class's
   // cache stack while that has room (for this allocation and the next ones), the rest onto their slabs.

@@ -9,6 +9,7 @@
  */
 import { AGENT_CLAIMING, AGENT_CRASHED, AGENT_DETACHED, AGENT_LIVE, AGENT_REAPED, AGENT_VACANT, CACHE_STRIDE, G_AGENT_ID, G_CACHE_COUNT, G_CACHE_DEPTH, G_FLUSH_PHASE, G_MAP_ADDR, G_MAP_CAP, G_OWNER_SLOT, G_STASH_COUNT, G_STATE, G_THREAD, STASH_CAPACITY, STASH_OFFSET, agentAreas } from './agent-area.js';
 import type { ArenaHeap } from './arena-heap.js';
+import { exchangeHeld } from './exchange.js';
 import {
   A_CARVER,
   A_DIRTY_BITS,
@@ -145,6 +146,12 @@ export interface ArenaSnapshot {
   quarantinedBytes: number;
   /** Arena units in use (slabs, objects, parked blocks, headers), in bytes. */
   usedBytes: number;
+  /**
+   * Freed blocks waiting in the heap's exchange, handed over by full thread caches, per class (index 0-15), and
+   * their bytes; like cached blocks, they count as live in their slabs.
+   */
+  exchangeBlocks: number[];
+  exchangeBytes: number;
 }
 
 const AGENT_STATE_NAMES: Record<number, AgentPicture['state']> = {
@@ -250,6 +257,7 @@ export function snapshotArenas(h: ArenaHeap): ArenaSnapshot {
       }
     }
   }
+  const exchange = exchangeHeld(h);
   return {
     unitBytes: UNIT,
     arenaBytes: h.arenaBytes,
@@ -267,6 +275,8 @@ export function snapshotArenas(h: ArenaHeap): ArenaSnapshot {
     agents: agentPictures(h, arenas),
     quarantinedBytes,
     usedBytes,
+    exchangeBlocks: exchange.blocks,
+    exchangeBytes: exchange.bytes,
   };
 }
 

@@ -28,10 +28,10 @@ async function main() {
     return messages.shift();
   };
   worker.postMessage({ handle: heap.handle, bell: bell.buffer });
-  const { blocks } = await nextMessage(); // 600 blocks of 256 B the worker allocated
+  const { blocks } = await nextMessage(); // 2000 blocks of 256 B the worker allocated
 
   step('wait refused');
-  for (const p of blocks) heap.free(p); // the cache takes some, the rest wait in the chain for the worker
+  for (const p of blocks) heap.free(p); // the cache and the heap's exchange take some, the rest wait in the chain for the worker
   const chainedBefore = heap.stats().pendingChainObjects;
   let refused = null;
   try {
