@@ -214,8 +214,8 @@ describe('the exchange between real workers', () => {
     const { producers, consumers } = start(heap, 2, 30_000);
     const ends = [...producers, ...consumers].map(exited);
     // Every listener first: a message that arrives before its listener is attached is not seen.
-    const producing = producers.map((w) => nextMessage<{ duplicates: number; foreign: number }>(w, (m) => m.kind === 'produced'));
-    const consuming = consumers.map((w) => nextMessage<{ bad: number }>(w, (m) => m.kind === 'consumed'));
+    const producing = producers.map((w) => nextMessage<{ kind: string; duplicates: number; foreign: number }>(w, (m) => m.kind === 'produced'));
+    const consuming = consumers.map((w) => nextMessage<{ kind: string; bad: number }>(w, (m) => m.kind === 'consumed'));
     const produced = await Promise.all(producing);
     const consumed = await Promise.all(consuming);
     await Promise.all(ends); // each agent left the heap as its thread ended (and emptied the exchange)
@@ -233,7 +233,7 @@ describe('the exchange between real workers', () => {
       const { producers, consumers, rings, table } = start(heap, 1, 40_000, tell);
       const [producer, consumer] = [producers[0]!, consumers[0]!];
       heap.watch(consumer);
-      const producing = nextMessage<{ duplicates: number }>(producer, (m) => m.kind === 'produced');
+      const producing = nextMessage<{ kind: string; duplicates: number }>(producer, (m) => m.kind === 'produced');
       const producerEnd = exited(producer);
       const consumerEnd = exited(consumer);
       // stop it part way: its caches are full by then and every few frees hand a batch over

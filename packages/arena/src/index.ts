@@ -6,7 +6,9 @@
  * units of its own. The owner allocates from its current slab (free list, then
  * bump), refills from its inbox, its partial slabs, a new slab, a new arena. Another agent never touches
  * an owner's lists: it batches its frees per owner and pushes each batch onto the owner's inbox with one
- * CAS; the owner checks every object of a batch before it takes it back. Nothing sits in front of an
+ * CAS; the owner checks every object of a batch before it takes it back. A consumer whose thread cache is full
+ * hands batches of checked blocks to the heap's exchange instead, where an agent short of the class takes
+ * them without a trip home. Nothing sits in front of an
  * object: `p & ~(arenaBytes - 1)` finds its arena, and the arena's header finds the rest.
  *
  * Whatever another agent must reach of this one (its cache, its pending chains, its stash, what it is in the
