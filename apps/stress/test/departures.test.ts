@@ -23,7 +23,10 @@ it('departures: workers that end by themselves, are retired by a pool, or are te
     const figure = (name: string) => Number(new RegExp(`${name} +([\\d.]+)`).exec(row)?.[1]);
     expect(figure('peak') - figure('baseline'), `${title}: the payload was resident`).toBeGreaterThan(title.startsWith('piscina') ? 20 : 80);
     const [, before, , after] = /committed ([\d.]+) -> ([\d.]+) -> ([\d.]+) MiB/.exec(details) ?? [];
-    expect(after, `${title}: committed bytes back to the baseline`).toBe(before);
+    // What stays committed by design: the first page of each agent area a worker used (the list of areas runs
+    // through it) and the registry's pages for the owner slots taken, 20 KiB in the pool's case: within the
+    // figures' rounding of 0.1 MiB, whichever way it falls.
+    expect(Number(after) - Number(before), `${title}: committed bytes back to the baseline`).toBeLessThanOrEqual(0.1);
     expect(details).toMatch(/arenas carved 0;/);
     expect(details).toMatch(/main agent: live 0 B/);
   }
