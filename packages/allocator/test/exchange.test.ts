@@ -1,10 +1,10 @@
-// The heap's exchange: a full thread cache hands the top of its stack to a slot when it frees a block of another
-// owner, and an agent short of the class takes a slot onto its empty stack; the blocks go home when an agent goes
+// The heap's exchange: a full thread cache hands the top of its stack to a slot when it frees one more block, and
+// an agent short of the class takes a slot onto its empty stack; the blocks go home when an agent goes
 // idle, leaves or flushes its cache; a reaper finds a dead agent's move half done and puts the blocks in exactly
 // one place. Two agents on one thread where the steps must be seen one by one, real workers for the protocol.
 import { describe, expect, it } from 'vitest';
 import type { Worker } from 'node:worker_threads';
-import { CACHE_STACKS_OFFSET, CACHE_STRIDE, EXCHANGE_BATCH, EXCHANGE_OFFSET, G_CACHE_COUNT, G_ROUTING, XA_BASE, XA_SLOT, X_COUNT, X_EMPTY, X_ENTRIES, X_FULL, X_GIVING, X_TAKING, exchangeSlot } from '@paddock/arena';
+import { CACHE_STACKS_OFFSET, CACHE_STRIDE, EXCHANGE_BATCH, EXCHANGE_OFFSET, EXCHANGE_SLOTS, G_CACHE_COUNT, G_ROUTING, XA_BASE, XA_SLOT, X_COUNT, X_EMPTY, X_ENTRIES, X_FULL, X_GIVING, X_TAKING, exchangeSlot } from '@paddock/arena';
 import { HeapError } from '@paddock/platform';
 import { DEFAULT_PROFILE, cacheDepth } from '@paddock/profile';
 import { attachArenaHeap, createArenaHeap, type ArenaBackedHeap } from '../src/heap.js';
@@ -49,7 +49,7 @@ function nothingLive(a: ArenaBackedHeap, held: number[]): void {
 }
 
 describe('the exchange', () => {
-  it('a full cache hands the top of its stack over for another owner\'s block; an agent short of the class takes it', () => {
+  it('a full cache hands the top of its stack over; an agent short of the class takes it, not its inbox', () => {
     const depth = DEPTH;
     const { a, b, blocks } = handOver(depth + 4, depth + 1);
     // depth blocks filled b's stack; the next free handed the top batch over and took the stack's top itself
@@ -66,13 +66,19 @@ describe('the exchange', () => {
     nothingLive(a, [...got, ...blocks.slice(depth + 1)]);
   });
 
-  it('an agent freeing its own blocks keeps them: the exchange is for blocks that would go home', () => {
+  it('an agent freeing its own blocks hands them over too, and takes them back before its slabs', () => {
     const a = createArenaHeap({ maxBytes: 1 << 28 });
-    const ps = Array.from({ length: 2000 }, () => a.malloc(64));
+    const depth = depthOf(a, 1);
+    const n = depth + EXCHANGE_SLOTS * EXCHANGE_BATCH; // whole slabs of 64 B blocks: the stack, then every slot
+    const ps = Array.from({ length: n }, () => a.malloc(64));
     for (const p of ps) a.free(p);
+    expect(a.stats().cacheBlocks[1]).toBe(depth);
+    expect(a.stats().exchangeBytes).toBe(EXCHANGE_SLOTS * EXCHANGE_BATCH * 64);
+    // the stack empties, then the allocations take the exchange's batches: the same blocks, no slab touched
+    const again = Array.from({ length: n }, () => a.malloc(64));
+    expect(new Set(again)).toEqual(new Set(ps));
     expect(a.stats().exchangeBytes).toBe(0);
-    expect(a.stats().cacheBlocks[1]).toBe(depthOf(a, 1));
-    nothingLive(a, []);
+    nothingLive(a, again);
   });
 
   it('when every slot of the class is taken, the block goes home as before', () => {

@@ -285,14 +285,12 @@ export class ArenaHeap {
 
   /**
    * A checked free of `p`, of class `cls`, whose cache stack is full (an agent that only frees, a consumer, has it
-   * full for good). A block of another owner would go home (its chain, a flush, the owner's drain): instead the top
-   * of the stack goes to the heap's exchange, where an agent short of the class takes it (exchange.ts), and `p`
-   * onto the stack. A block of this agent's own, or one the exchange has no room for, is freed as always. After a
-   * try that finds every slot of the class taken, the next {@link EXCHANGE_BATCH} - 1 such frees do not look.
+   * full for good): the top of the stack goes to the heap's exchange, where an agent short of the class takes it
+   * (exchange.ts), and `p` onto the stack. When the exchange has no room, `p` goes home (its slab, or its owner's
+   * chain), and after such a try the next {@link EXCHANGE_BATCH} - 1 frees of the class do not look.
    */
   freeCacheFull(cls: number, p: number): void {
-    const base = (p & this.arenaMask) >>> 0;
-    if (this.i32[base >>> 2]! >>> 8 !== this.slot && exchangeServes(this, cls)) {
+    if (exchangeServes(this, cls)) {
       const aw = this.agentArea >>> 2;
       if (this.giveWait[cls]! > 0) {
         this.giveWait[cls]--;

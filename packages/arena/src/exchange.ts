@@ -6,8 +6,9 @@
  * slot with one CAS and a copy of 128 bytes, and an agent whose stack of that class is empty takes the slot's
  * pointers onto its stack the same way. No block is read or written on the way (tcmalloc's transfer cache works
  * the same way between its per-CPU caches). The blocks stay live in their slabs, as on any cache stack, and keep
- * their freed mark; they go home when an agent goes idle or leaves (it empties the exchange), or when the agent
- * that took them frees them again.
+ * their freed mark; what waits in the exchange goes home when an agent goes idle, leaves or flushes its cache (it
+ * empties the exchange), and a block taken is handed out again like any cached block. An agent's own blocks go the
+ * same way: the exchange is then a second level of its cache, taken before its slabs.
  *
  * Layout: one committed range, its address in the heap header's user word {@link EXCHANGE_WORD}, made with the
  * heap. For each class below {@link EXCHANGE_CLASSES}, {@link EXCHANGE_SLOTS} slots of {@link SLOT_WORDS} Int32

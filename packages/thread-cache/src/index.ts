@@ -4,9 +4,9 @@
  * depth the profile sets (`min(512, max(budget >> (5 + class), floor))`). A freed small block goes onto
  * its class's stack whatever agent owns it, and the next allocation of that class takes it back, so a
  * block freed on an agent that did not allocate it is re-served there without crossing agents at all.
- * The cache never evicts to make room: a free of another owner's block that finds the stack full hands the
- * stack's top 32 blocks to the heap's exchange (arena layer), where an agent short of the class takes them;
- * any other free that finds it full goes home (to its slab, or its owner's chain). Blocks leave the cache
+ * The cache never evicts to make room: a free that finds the stack full hands the stack's top 32 blocks to the
+ * heap's exchange (arena layer), where an agent short of the class takes them, or, when the exchange has no
+ * room, goes home (to its slab, or its owner's chain). Blocks leave the cache
  * that way, on the idle return, on `flushCache`, or on detach.
  *
  * Blocks in the cache still count as live in their slabs and carry the freed mark, so a second free of a
