@@ -184,8 +184,15 @@ export abstract class HeapBase {
     const visit = () => {
       this.idleTimer = null;
       if (this.detached) return;
-      this.idleTimer = setTimeout(visit, this.tick());
+      const delay = this.tick();
+      this.idleTimer = setTimeout(visit, delay);
       (this.idleTimer as { unref?: () => void }).unref?.();
+      // The backend may wake the next visit early (the arena: when frees arrive in its empty inbox).
+      this.armIdleWake(delay, () => {
+        if (this.idleTimer === null) return;
+        clearTimeout(this.idleTimer);
+        visit();
+      });
     };
     this.idleTimer = setTimeout(visit, TICK_MIN_MS);
     (this.idleTimer as { unref?: () => void }).unref?.();
@@ -195,7 +202,17 @@ export abstract class HeapBase {
   stopIdle(): void {
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     this.idleTimer = null;
+    this.disarmIdleWake();
   }
+
+  /**
+   * Between two idle visits `delay` ms apart: a backend may call `wake` to run the next visit early (at most
+   * once; a later arming or {@link disarmIdleWake} cancels it). None does by default.
+   */
+  protected armIdleWake(_delay: number, _wake: () => void): void {}
+
+  /** Cancels what {@link armIdleWake} armed. */
+  protected disarmIdleWake(): void {}
 
   /** Whether {@link detach} has run (or the thread ended): every use but `close` then throws `DETACHED`. */
   get isDetached(): boolean {

@@ -59,6 +59,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   private readonly locks: AgentLocks;
   /** Stashed mappings of dead agents released by this agent's reaps, counted. */
   private stashReleased: number;
+  /** Counts the idle wakes armed: a wait that settles after a newer arming (or a disarming) does nothing. */
+  private wakeArmings: number;
 
   /**
    * @internal use {@link createHeap} or {@link attachHeap}.
@@ -102,6 +104,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     const nonce = Atomics.load(space.i32, regions.userWord(U_NONCE) >>> 2);
     this.locks = new AgentLocks(space, regions, this.arena, nonce, () => this.detached, (id) => this.reap(id));
     this.stashReleased = 0;
+    this.wakeArmings = 0;
   }
 
   /** Browsers: waits on the other agents' Web Locks and reaps each agent whose lock goes (see agent-locks.ts). */
@@ -296,8 +299,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
 
   /**
    * One idle visit: adopts detached or reaped owners, drains the inbox (onto the cache stacks first when the agent
-   * allocated since the last visit, as after a wait), flushes the chains, sweeps the
-   * arenas whose dirty units have waited long enough. Returns the
+   * allocated since the last visit, as after a wait), flushes the chains, sweeps the arenas whose dirty units have
+   * waited long enough (an agent that allocated nothing since the last visit: every arena that is due, at once). Returns the
    * milliseconds until the next visit: 10 after any allocation since the last visit, else double the last
    * delay, up to 500. The visit that reaches 500 runs the idle return (once, until activity resumes); a visit at
    * 500 runs it again when the cache holds blocks freed since (an agent that only frees allocates nothing, so
@@ -307,11 +310,14 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     if (this.detached) throw closedError();
     this.arena.adoptOrphans();
     this.locks.watchNewcomers();
-    // An agent that allocated since the last visit is working: what arrived goes onto its cache stacks first.
-    if (this.activity !== this.seenActivity) this.arena.drainToCache();
+    // An agent that allocated since the last visit is working: what arrived goes onto its cache stacks first, and
+    // what its drain emptied waits the sweep delay (it may carve it again at once). An idle one puts everything on
+    // its slabs and sweeps what is due now: nothing of it is about to be carved again.
+    const working = this.activity !== this.seenActivity;
+    if (working) this.arena.drainToCache();
     else this.arena.drain();
     this.arena.flushChains();
-    this.arena.sweepDue(false);
+    this.arena.sweepDue(!working);
     if (!this.activityResumed()) this.interval = Math.min(TICK_MAX_MS, this.interval * 2);
     if (this.interval >= TICK_MAX_MS && (!this.idleReturned || !this.cache.isEmpty())) {
       this.returnIdle();
@@ -335,6 +341,38 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.arena.flushChains();
     this.tier.purge();
     this.arena.releaseIdle();
+  }
+
+  /**
+   * Between idle visits, waits (`Atomics.waitAsync`, which keeps no process alive) on this agent's inbox word while
+   * the inbox is empty, marked parked in the registry: the agent that pushes the first batch into it notifies the
+   * word, and the next visit runs at once, so the frees another agent sends an idle agent go back to the OS within
+   * milliseconds rather than at the next visit (up to 500 ms away).
+   */
+  protected override armIdleWake(delay: number, wake: () => void): void {
+    const waitAsync = (Atomics as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
+    const slot = this.arena.slot;
+    if (typeof waitAsync !== 'function' || slot === 0 || this.detached) return;
+    const armed = ++this.wakeArmings;
+    this.registry.setParked(slot, true);
+    const waiting = waitAsync(this.arena.i32, this.arena.inbox, 0, delay);
+    if (!waiting.async) {
+      // A batch came in since the visit drained: the next visit comes after the shortest delay instead (not at
+      // once: a stream of frees would then keep this agent draining back to back).
+      this.registry.setParked(slot, false);
+      if (delay > TICK_MIN_MS) setTimeout(() => armed === this.wakeArmings && !this.detached && wake(), TICK_MIN_MS).unref?.();
+      return;
+    }
+    waiting.value.then((result) => {
+      if (armed !== this.wakeArmings || this.detached) return;
+      this.registry.setParked(slot, false);
+      if (result === 'ok') wake();
+    });
+  }
+
+  protected override disarmIdleWake(): void {
+    this.wakeArmings++;
+    if (this.arena.slot !== 0 && !this.detached) this.registry.setParked(this.arena.slot, false);
   }
 
   /** Whether anything was allocated since the idle tick or a wait last looked; if so, idling starts over. */

@@ -29,6 +29,27 @@ describe('the idle tick', () => {
     heap.check();
   });
 
+  it('an idle agent is woken by frees arriving in its empty inbox, not left until its next visit', async () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const owner = createHeap({ maxBytes: GiB });
+    const other = attachHeap(owner.handle);
+    const ps = Array.from({ length: 64 }, () => owner.malloc(4096));
+    for (let i = 0; i < 8; i++) owner.tick(); // idle since: its visits are 500 ms apart now
+    expect(owner.stats().nextTickMs).toBe(TICK_MAX_MS);
+    owner.startIdle();
+    await sleep(40); // the first visit (10 ms) has run: the next is 500 ms away, the inbox watched
+    const start = performance.now();
+    for (const p of ps) other.free(p);
+    other.flushCache();
+    other.flush(); // the first batch into the empty inbox notifies it
+    while (owner.stats().liveBytes !== 0 && performance.now() - start < 2000) await sleep(5);
+    const took = performance.now() - start;
+    owner.stopIdle();
+    expect(owner.stats().liveBytes).toBe(0);
+    expect(took).toBeLessThan(300); // well before the timer's visit
+    owner.check();
+  });
+
   it('the idle return sends cached foreign blocks home at once and empties the cache', () => {
     const owner = createHeap({ maxBytes: GiB });
     const other = attachHeap(owner.handle);

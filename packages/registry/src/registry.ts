@@ -25,7 +25,7 @@ import { GRANULE, HeapError, PAGE_SIZE, checkAddressSpace, describeValue, format
 
 /** Inboxes (slot records) per segment. */
 export const INBOXES_PER_SEGMENT = 256;
-/** Bytes of one slot record: inbox head, state, two spare words. */
+/** Bytes of one slot record: inbox head, state, parked flag, a spare word. */
 export const SLOT_RECORD_BYTES = 16;
 /** Root word of the address space that holds the registry root's address. */
 export const REGISTRY_ROOT = 1;
@@ -59,6 +59,8 @@ export const SEGMENT_RESERVE_BYTES = GRANULE;
 // Slot record words.
 const SR_INBOX = 0;
 const SR_STATE = 1;
+/** 1 while the slot's owner is parked idle, waiting (`Atomics.waitAsync`) on its inbox word. */
+const SR_PARKED = 2;
 
 /** One agent's handle on a heap's owner registry. */
 export class Registry {
@@ -204,8 +206,20 @@ export class Registry {
     for (;;) {
       const old = Atomics.load(i32, inbox);
       Atomics.store(i32, link, old); // the batch's tail now points at the list it joins
-      if (Atomics.compareExchange(i32, inbox, old, value) === old) return;
+      if (Atomics.compareExchange(i32, inbox, old, value) === old) {
+        // The first batch into an empty inbox wakes an owner parked on it (one load of the same record otherwise).
+        if (old === 0 && Atomics.load(i32, inbox + SR_PARKED) !== 0) Atomics.notify(i32, inbox, 1);
+        return;
+      }
     }
+  }
+
+  /**
+   * Marks slot `slot`'s owner parked (or no longer): while it is, the push that finds its inbox empty notifies
+   * the inbox word, so an idle owner waiting on it with `Atomics.waitAsync` takes the batch in at once.
+   */
+  setParked(slot: number, parked: boolean): void {
+    Atomics.store(this.space.i32, (this.recordAddress(slot) >>> 2) + SR_PARKED, parked ? 1 : 0);
   }
 
   /** Takes slot `slot`'s whole inbox with one `Atomics.exchange`: the newest batch's address, or 0 if empty. */

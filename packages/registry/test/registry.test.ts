@@ -148,6 +148,34 @@ describe('inboxes', () => {
     expect(registry.takeInbox(slot)).toBe(0);
   });
 
+  it('a push into the empty inbox of a parked owner notifies the inbox word; unparked, or into a full inbox, it does not', async () => {
+    const { space, registry } = setup();
+    const slot = registry.takeOwnerSlot();
+    const base = scratch(space, PAGE_SIZE);
+    const inbox = registry.inboxAddress(slot) >>> 2;
+    const batch = (i: number): number => {
+      const p = base + i * 8;
+      space.i32[p >>> 2] = 0;
+      return p;
+    };
+    // not parked: nobody is told (the wait runs to its time-out)
+    let waiting = Atomics.waitAsync(space.i32, inbox, 0, 50);
+    registry.pushInbox(slot, batch(0), batch(0));
+    expect(waiting.async).toBe(true);
+    expect(await waiting.value).toBe('timed-out');
+    registry.takeInbox(slot);
+    // parked: the first batch wakes the waiter at once
+    registry.setParked(slot, true);
+    waiting = Atomics.waitAsync(space.i32, inbox, 0, 5000);
+    registry.pushInbox(slot, batch(1), batch(1));
+    expect(await waiting.value).toBe('ok');
+    // a push onto a non-empty inbox notifies nobody (the owner was told already)
+    waiting = Atomics.waitAsync(space.i32, inbox, space.i32[inbox]!, 50);
+    registry.pushInbox(slot, batch(2), batch(2));
+    expect(await waiting.value).toBe('timed-out');
+    registry.setParked(slot, false);
+  });
+
   it('keeps batch addresses above 2 GiB whole', () => {
     const { space, registry } = setup(4 * GiB);
     const slot = registry.takeOwnerSlot();
