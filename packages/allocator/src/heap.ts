@@ -4,7 +4,7 @@
  * idle tick and return, leaving the heap and reaping agents that died. What every backend does the same way
  * is in heap-base.ts; `createArenaHeap` and `attachArenaHeap` below lay out or open the heap header.
  */
-import { ArenaHeap, CLASS_COUNT, createExchange, exchangeHeld, G_ZERO, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, snapshotArenas, type ArenaSnapshot, type ReapReport } from '@paddock/arena';
+import { ArenaHeap, CLASS_COUNT, createExchange, exchangeHeld, G_ZERO, IN_MAPPING, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, snapshotArenas, type ArenaSnapshot, type ReapReport } from '@paddock/arena';
 import { LargeTier, mappingPictures, type MappingPicture } from '@paddock/large';
 import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
 import { resolveProfile, validateProfile, type ResolvedProfile } from '@paddock/profile';
@@ -211,7 +211,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
       this.freeCacheFull(cls, ptr);
       return;
     }
-    this.freeChecked(ptr, size);
+    this.freeChecked(ptr, size, cls);
   }
 
   /** A checked free of class `cls` whose cache stack is full (see {@link ArenaHeap.freeCacheFull}); kept out of `free`, which stays small enough for V8 to inline into the caller's loop. */
@@ -220,9 +220,17 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.arena.freeCacheFull(cls, ptr);
   }
 
-  /** Every other free: null, a large or oversized block, a wrong size, or one to refuse (it finds the exact error). */
-  private freeChecked(ptr: number, size: number | undefined): void {
+  /**
+   * Every other free: null, a large or oversized block, a wrong size, or one to refuse (it finds the exact error).
+   * `found` is what the fast path's check found: an oversized block goes to its tier at once, which checks it
+   * whole (the mapping's header, its state, a size), so the arena's check does not run again.
+   */
+  private freeChecked(ptr: number, size: number | undefined, found: number): void {
     if (this.detached) throw closedError();
+    if (found === IN_MAPPING) {
+      this.tier.freeOversized(ptr, size);
+      return;
+    }
     if (ptr === 0) return;
     const cls = this.arena.validateFree(ptr, size);
     if (cls >= 0) {
