@@ -77,29 +77,16 @@ export function exchangeSlot(h: ArenaHeap, cls: number, k: number): number {
  * empty slot. Returns whether it did (false: no exchange, or every slot of the class is taken).
  */
 export function giveToExchange(h: ArenaHeap, cls: number, n: number): boolean {
+  const s = claimSlot(h, cls, X_EMPTY, X_GIVING, n, cls);
+  if (s === 0) return false;
   const i32 = h.i32;
-  const first = slotsOf(h.exchangeWord, cls);
-  const xa = (h.agentArea + EXCHANGE_OFFSET) >>> 2;
-  // From the slot after the last one this agent filled: a giver and the takers behind it go round like a ring.
-  const start = h.exchangeHints[cls]!;
-  for (let j = 0; j < EXCHANGE_SLOTS; j++) {
-    const k = (start + j) & (EXCHANGE_SLOTS - 1);
-    const s = first + k * SLOT_WORDS;
-    if (Atomics.load(i32, s) !== X_EMPTY) continue;
-    i32[xa + XA_SLOT] = s;
-    i32[xa + XA_BASE] = n;
-    if (Atomics.compareExchange(i32, s, X_EMPTY, h.exchangeTag | X_GIVING) !== X_EMPTY) continue;
-    const from = ((h.agentArea + CACHE_STACKS_OFFSET) >>> 2) + cls * CACHE_STRIDE + n - EXCHANGE_BATCH;
-    for (let i = 0; i < EXCHANGE_BATCH; i++) i32[s + X_ENTRIES + i] = i32[from + i]!;
-    i32[s + X_COUNT] = EXCHANGE_BATCH;
-    i32[(h.agentArea >>> 2) + G_CACHE_COUNT + cls] = n - EXCHANGE_BATCH; // from here the blocks are the slot's
-    Atomics.store(i32, s, X_FULL);
-    i32[xa + XA_SLOT] = 0;
-    h.exchangeHints[cls] = k + 1;
-    return true;
-  }
-  i32[xa + XA_SLOT] = 0;
-  return false;
+  const from = ((h.agentArea + CACHE_STACKS_OFFSET) >>> 2) + cls * CACHE_STRIDE + n - EXCHANGE_BATCH;
+  for (let i = 0; i < EXCHANGE_BATCH; i++) i32[s + X_ENTRIES + i] = i32[from + i]!;
+  i32[s + X_COUNT] = EXCHANGE_BATCH;
+  i32[(h.agentArea >>> 2) + G_CACHE_COUNT + cls] = n - EXCHANGE_BATCH; // from here the blocks are the slot's
+  Atomics.store(i32, s, X_FULL);
+  i32[((h.agentArea + EXCHANGE_OFFSET) >>> 2) + XA_SLOT] = 0;
+  return true;
 }
 
 /**
@@ -107,34 +94,47 @@ export function giveToExchange(h: ArenaHeap, cls: number, n: number): boolean {
  * Returns the blocks taken (0: every slot of the class is empty or taken).
  */
 export function takeFromExchange(h: ArenaHeap, cls: number, m: number): number {
+  const s = claimSlot(h, cls, X_FULL, X_TAKING, m, EXCHANGE_CLASSES + cls);
+  if (s === 0) return 0;
+  const i32 = h.i32;
+  const c = i32[s + X_COUNT]!;
+  const to = ((h.agentArea + CACHE_STACKS_OFFSET) >>> 2) + cls * CACHE_STRIDE + m;
+  let end = 0;
+  for (let i = 0; i < c; i++) {
+    const p = i32[s + X_ENTRIES + i]!;
+    i32[to + i] = p;
+    end = Math.max(end, p >>> 0);
+  }
+  i32[(h.agentArea >>> 2) + G_CACHE_COUNT + cls] = m + c; // from here the blocks are the cache's
+  i32[s + X_COUNT] = 0;
+  Atomics.store(i32, s, X_EMPTY);
+  i32[((h.agentArea + EXCHANGE_OFFSET) >>> 2) + XA_SLOT] = 0;
+  // The blocks may lie in arenas another agent carved past this agent's views (it grew the buffer): the views
+  // must reach them before the mallocs that pop them write their first words.
+  h.cover(end + 8);
+  return c;
+}
+
+/**
+ * Claims a slot of class `cls` that is in state `from` for this agent (`held`: giving or taking), naming it and
+ * the cache count `base` in the agent area first. The look starts at the slot after the last one this agent
+ * claimed this way (hint `hint`): a giver and the takers behind it go round the slots like a ring. Returns the
+ * slot's Int32 index, or 0 when none is in state `from` (the agent area then names none).
+ */
+function claimSlot(h: ArenaHeap, cls: number, from: number, held: number, base: number, hint: number): number {
   const i32 = h.i32;
   const first = slotsOf(h.exchangeWord, cls);
   const xa = (h.agentArea + EXCHANGE_OFFSET) >>> 2;
-  const start = h.exchangeHints[EXCHANGE_CLASSES + cls]!;
+  const start = h.exchangeHints[hint]!;
   for (let j = 0; j < EXCHANGE_SLOTS; j++) {
     const k = (start + j) & (EXCHANGE_SLOTS - 1);
     const s = first + k * SLOT_WORDS;
-    if (Atomics.load(i32, s) !== X_FULL) continue;
+    if (Atomics.load(i32, s) !== from) continue;
     i32[xa + XA_SLOT] = s;
-    i32[xa + XA_BASE] = m;
-    if (Atomics.compareExchange(i32, s, X_FULL, h.exchangeTag | X_TAKING) !== X_FULL) continue;
-    const c = i32[s + X_COUNT]!;
-    const to = ((h.agentArea + CACHE_STACKS_OFFSET) >>> 2) + cls * CACHE_STRIDE + m;
-    let end = 0;
-    for (let i = 0; i < c; i++) {
-      const p = i32[s + X_ENTRIES + i]!;
-      i32[to + i] = p;
-      end = Math.max(end, p >>> 0);
-    }
-    i32[(h.agentArea >>> 2) + G_CACHE_COUNT + cls] = m + c; // from here the blocks are the cache's
-    i32[s + X_COUNT] = 0;
-    Atomics.store(i32, s, X_EMPTY);
-    i32[xa + XA_SLOT] = 0;
-    h.exchangeHints[EXCHANGE_CLASSES + cls] = k + 1;
-    // The blocks may lie in arenas another agent carved past this agent's views (it grew the buffer): the views
-    // must reach them before the mallocs that pop them write their first words.
-    h.cover(end + 8);
-    return c;
+    i32[xa + XA_BASE] = base;
+    if (Atomics.compareExchange(i32, s, from, h.exchangeTag | held) !== from) continue;
+    h.exchangeHints[hint] = k + 1;
+    return s;
   }
   i32[xa + XA_SLOT] = 0;
   return 0;
