@@ -1,7 +1,8 @@
 // Adoption from several real workers at once: every detached owner is adopted exactly once, and every
 // free sent to a detached owner is reclaimed by whoever adopted it.
 import { describe, expect, it } from 'vitest';
-import { createArenaHeap } from '../src/heap.js';
+import { SLOT_ADOPTED, SLOT_DETACHED } from '@paddock/arena';
+import { attachArenaHeap, createArenaHeap } from '../src/heap.js';
 import { nextMessage, startWorker } from './workers.js';
 
 describe('concurrent adoption', () => {
@@ -34,5 +35,30 @@ describe('concurrent adoption', () => {
     expect(adopted.sort((a, b) => a - b)).toEqual(left.map((l) => l.slot).sort((a, b) => a - b));
     expect(new Set(adopted).size).toBe(4);
     expect(done.reduce((n, d) => n + d.liveBytes, 0)).toBe(0); // all 800 frees came home
+  });
+});
+
+describe('an adopter that dies in the middle of an adoption', () => {
+  it("its reaper takes over the adoptee's arenas it had not renamed yet: frees into them reach an owner of them", () => {
+    const a = createArenaHeap({ maxBytes: 1 << 28 });
+    const b = attachArenaHeap(a.handle);
+    b.malloc(64); // b takes a slot
+    const bSlot = b.stats().ownerSlot;
+    const x = attachArenaHeap(a.handle);
+    const blocks = Array.from({ length: 8 }, () => x.malloc(64));
+    const xSlot = x.stats().ownerSlot;
+    x.detach(); // its arenas, with the blocks live, wait for an adopter
+    // b adopts x and dies right after its CAS of x's slot, before renaming x's arenas (they still name x)
+    const registry = a.engine.registry;
+    expect(registry.casSlotState(xSlot, SLOT_DETACHED, SLOT_ADOPTED | (bSlot << 8))).toBe(SLOT_DETACHED);
+    a.reap(b.agentId);
+    // another agent frees x's blocks: they must reach the agent that now owns their arenas
+    const c = attachArenaHeap(a.handle);
+    for (const p of blocks) c.free(p);
+    c.flushCache();
+    c.flush();
+    expect(() => a.drain()).not.toThrow();
+    expect(a.snapshot().liveBytes).toBe(64); // b's own block, which died with it
+    a.check();
   });
 });

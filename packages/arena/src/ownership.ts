@@ -167,14 +167,18 @@ export function adoptSlot(h: ArenaHeap, slot: number, state: number): boolean {
 /**
  * Takes over the slots that `from` had adopted (it is gone now): their inboxes may still receive frees
  * that other agents chained to those owners before any adoption, so someone live must keep draining
- * them. Their arenas already name `from`, and were rewritten with its own.
+ * them. Their arenas name `from` (rewritten with its own), except where `from` died in the middle of an
+ * adoption: after its CAS of the slot and before its last arena was renamed. Those still name the adoptee and
+ * are taken here too, or a batch for them would reach this agent's drain from arenas it does not own.
  */
 export function takeOverAdoptees(h: ArenaHeap, from: number): void {
   const count = h.registry.ownerCount();
   const theirs = SLOT_ADOPTED | (from << 8);
   for (let slot = 1; slot <= count; slot++) {
     if (slot === h.slot || h.registry.slotState(slot) !== theirs) continue;
-    if (h.registry.casSlotState(slot, theirs, SLOT_ADOPTED | (h.slot << 8)) === theirs) h.adopted.push(slot);
+    if (h.registry.casSlotState(slot, theirs, SLOT_ADOPTED | (h.slot << 8)) !== theirs) continue;
+    h.adopted.push(slot);
+    adoptArenas(h, slot);
   }
 }
 
