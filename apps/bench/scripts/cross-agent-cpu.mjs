@@ -5,6 +5,8 @@
 // Prints payloads/s and each side's CPU per payload (utime + stime of each worker thread from
 // /proc/thread-self/stat, 10 ms ticks): the producers' CPU summed, over all payloads; the consumer's. Linux only.
 // Run it under `perf stat -e page-faults,context-switches` or `strace -f -c -e trace=madvise` for the counts.
+// With PLAIN_WAIT=1 in the environment the agents block in a plain `Atomics.wait` instead of `heap.wait` (no
+// flush before, no drain after), to see what the heap's wait costs the shape.
 import { readFileSync } from 'node:fs';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 
@@ -32,6 +34,7 @@ if (isMainThread) {
   process.exit(0);
 } else {
   const { role, id, handle, url, ctl: ctlBuffer, rings: ringBuffers, size, ms } = workerData;
+  const plainWait = process.env.PLAIN_WAIT === '1';
   const { attachHeap } = await import(url);
   const h = attachHeap(handle);
   const ctl = new Int32Array(ctlBuffer);
@@ -49,7 +52,8 @@ if (isMainThread) {
       const seen = Atomics.load(ctl, BELL + id);
       if (ready()) return true;
       if (Atomics.load(ctl, STOP)) return false;
-      h.wait(ctl, BELL + id, seen);
+      if (plainWait) Atomics.wait(ctl, BELL + id, seen, 500);
+      else h.wait(ctl, BELL + id, seen);
     }
   };
   Atomics.add(ctl, READY, 1);
