@@ -303,7 +303,7 @@ export class ArenaHeap {
     this.freeValidated(p);
   }
 
-  /** Sends every block waiting in the heap's exchange home (going idle, leaving). Returns how many. */
+  /** Sends every block waiting in the heap's exchange home (going idle, leaving, flushing the cache). Returns how many. */
   emptyExchange(): number {
     return emptyExchange(this);
   }

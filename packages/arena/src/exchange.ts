@@ -141,9 +141,9 @@ function claimSlot(h: ArenaHeap, cls: number, from: number, held: number, base: 
 }
 
 /**
- * Sends every block waiting in the exchange home (an agent going idle or leaving), each after the check a dead
- * agent's cache gets (a block that no longer looks held freed is counted lost and left alone). Returns the
- * blocks sent. A slot another agent holds right now is left to it.
+ * Sends every block waiting in the exchange home (an agent going idle or leaving, or flushing its cache), each
+ * after the check a dead agent's cache gets (a block that no longer looks held freed, in a live slab with its
+ * freed mark, is left alone). Returns the blocks sent. A slot another agent holds right now is left to it.
  */
 export function emptyExchange(h: ArenaHeap): number {
   if (h.exchangeWord === 0) return 0;

@@ -48,7 +48,7 @@ export function allocSlow(h: ArenaHeap, cls: number): number {
     setFlags(h, old, 0, FLAG_CURRENT);
     h.current[cls] = 0;
   }
-  // Blocks of the class that other agents' full caches handed to the exchange: a batch onto the (empty) stack.
+  // Blocks of the class that full caches handed to the exchange: batches onto the stack while it has room.
   if (exchangeServes(h, cls)) {
     const aw = h.agentArea >>> 2;
     const m = h.u32[aw + G_CACHE_COUNT + cls]!;
