@@ -26,6 +26,11 @@ const U_BACKEND = 0;
 const U_PROFILE = 1;
 /** A random number drawn when the heap is made: it names the heap's agent locks (browsers) apart from other heaps'. */
 const U_NONCE = 3;
+/**
+ * An idle agent that finds frees already waiting when it starts waiting on its inbox runs its next visit this many
+ * ms later (not at once: a stream of frees would keep it draining back to back, without a pause for its event loop).
+ */
+const IDLE_REDRAIN_MS = 1;
 
 /** One agent's handle on a shared heap. */
 export class ArenaBackedHeap extends HeapBase implements Heap {
@@ -365,10 +370,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.registry.setParked(slot, true);
     const waiting = waitAsync(this.arena.i32, this.arena.inbox, 0, delay);
     if (!waiting.async) {
-      // A batch came in since the visit drained: the next visit comes after the shortest delay instead (not at
-      // once: a stream of frees would then keep this agent draining back to back).
+      // A batch came in since the visit drained: the next visit comes after IDLE_REDRAIN_MS instead.
       this.registry.setParked(slot, false);
-      if (delay > TICK_MIN_MS) setTimeout(() => armed === this.wakeArmings && !this.detached && wake(), TICK_MIN_MS).unref?.();
+      if (delay > IDLE_REDRAIN_MS) setTimeout(() => armed === this.wakeArmings && !this.detached && wake(), IDLE_REDRAIN_MS).unref?.();
       return;
     }
     waiting.value.then((result) => {
