@@ -4,7 +4,8 @@
 // run are kept. The original dist is put back at the end, also on an error.
 //   node apps/bench/scripts/ab-builds.mjs <alternations> <program,program,...> <dist folder> <dist folder> ...
 // Copy a build's dist under packages/allocator/build/ (ignored by git) to keep it. Prints, per program and build,
-// each run's "arena M/s / classic M/s = arena against classic".
+// each run's "arena M/s / classic M/s = arena against classic", or for a program measured in ms (idle-100m,
+// idle-1g) the arena's samples.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -28,10 +29,16 @@ try {
       execFileSync('node', ['apps/bench/dist/main.js', '--only', `paddock,paddock-classic,${programs}`, '--rounds', '5'], { cwd: root, stdio: 'ignore' });
       const run = JSON.parse(readFileSync(`${root}apps/bench/results/latest.json`, 'utf8'));
       for (const p of run.programs) {
-        const of = (peer) => median(p.cells.find((c) => c.peer === peer).samples.map((s) => s.value));
-        const [a, c] = [of('paddock'), of('paddock-classic')];
+        const cell = (peer) => p.cells.find((c) => c.peer === peer);
         const key = `${p.name} ${build.replace(/\/+$/, '').split('/').pop()}`;
         if (!rows.has(key)) rows.set(key, []);
+        if (p.metric === 'ms') {
+          // A time (the idle programs): the arena's samples as they are, in ms.
+          rows.get(key).push(cell('paddock').samples.map((s) => s.value.toFixed(0)).join('/'));
+          continue;
+        }
+        const of = (peer) => median(cell(peer).samples.map((s) => s.value));
+        const [a, c] = [of('paddock'), of('paddock-classic')];
         rows.get(key).push(`${(a / 1e6).toFixed(1)}/${(c / 1e6).toFixed(1)}=${((a / c - 1) * 100).toFixed(0)}%`);
       }
     }
