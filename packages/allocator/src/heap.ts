@@ -13,6 +13,7 @@ import { Registry } from '@paddock/registry';
 import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
 import { AgentLocks } from './agent-locks.js';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
+import { InboxWake } from './inbox-wake.js';
 import { HeapBase, addonOf, closedError } from './heap-base.js';
 import { releaseSpareChunk } from './scope.js';
 import type { ArenaHeapStats } from './stats.js';
@@ -26,11 +27,6 @@ const U_BACKEND = 0;
 const U_PROFILE = 1;
 /** A random number drawn when the heap is made: it names the heap's agent locks (browsers) apart from other heaps'. */
 const U_NONCE = 3;
-/**
- * An idle agent that finds frees already waiting when it starts waiting on its inbox runs its next visit this many
- * ms later (not at once: a stream of frees would keep it draining back to back, without a pause for its event loop).
- */
-const IDLE_REDRAIN_MS = 1;
 
 /** One agent's handle on a shared heap. */
 export class ArenaBackedHeap extends HeapBase implements Heap {
@@ -64,8 +60,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   private readonly locks: AgentLocks;
   /** Stashed mappings of dead agents released by this agent's reaps, counted. */
   private stashReleased: number;
-  /** Counts the idle wakes armed: a wait that settles after a newer arming (or a disarming) does nothing. */
-  private wakeArmings: number;
+  /** Its wait on its inbox between idle visits (inbox-wake.ts). */
+  private readonly inboxWake: InboxWake;
 
   /**
    * @internal use {@link createHeap} or {@link attachHeap}.
@@ -109,7 +105,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     const nonce = Atomics.load(space.i32, regions.userWord(U_NONCE) >>> 2);
     this.locks = new AgentLocks(space, regions, this.arena, nonce, () => this.detached, (id) => this.reap(id));
     this.stashReleased = 0;
-    this.wakeArmings = 0;
+    this.inboxWake = new InboxWake(this.arena, registry, () => this.detached);
   }
 
   /** Browsers: waits on the other agents' Web Locks and reaps each agent whose lock goes (see agent-locks.ts). */
@@ -356,35 +352,13 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.arena.releaseIdle();
   }
 
-  /**
-   * Between idle visits, waits (`Atomics.waitAsync`, which keeps no process alive) on this agent's inbox word while
-   * the inbox is empty, marked parked in the registry: the agent that pushes the first batch into it notifies the
-   * word, and the next visit runs at once, so the frees another agent sends an idle agent go back to the OS within
-   * milliseconds rather than at the next visit (up to 500 ms away).
-   */
+  /** Between idle visits: woken early when frees reach this agent's empty inbox (inbox-wake.ts). */
   protected override armIdleWake(delay: number, wake: () => void): void {
-    const waitAsync = (Atomics as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
-    const slot = this.arena.slot;
-    if (typeof waitAsync !== 'function' || slot === 0 || this.detached) return;
-    const armed = ++this.wakeArmings;
-    this.registry.setParked(slot, true);
-    const waiting = waitAsync(this.arena.i32, this.arena.inbox, 0, delay);
-    if (!waiting.async) {
-      // A batch came in since the visit drained: the next visit comes after IDLE_REDRAIN_MS instead.
-      this.registry.setParked(slot, false);
-      if (delay > IDLE_REDRAIN_MS) setTimeout(() => armed === this.wakeArmings && !this.detached && wake(), IDLE_REDRAIN_MS).unref?.();
-      return;
-    }
-    waiting.value.then((result) => {
-      if (armed !== this.wakeArmings || this.detached) return;
-      this.registry.setParked(slot, false);
-      if (result === 'ok') wake();
-    });
+    this.inboxWake.arm(delay, wake);
   }
 
   protected override disarmIdleWake(): void {
-    this.wakeArmings++;
-    if (this.arena.slot !== 0 && !this.detached) this.registry.setParked(this.arena.slot, false);
+    this.inboxWake.disarm();
   }
 
   /** Whether anything was allocated since the idle tick or a wait last looked; if so, idling starts over. */
