@@ -43,8 +43,8 @@ function instrument(heap: Heap, shadow: SharedArrayBuffer | undefined): Heap & P
 
 /** Creates a heap (in this agent, which becomes its first user). */
 export function createHeap(options: HeapOptions = {}): Heap & Partial<Traced> {
+  anchorShapes(); // first: its classes are the ones every heap then shares (see shape-anchor.ts)
   const heap = createBackendHeap(options);
-  anchorShapes();
   if (!CHECKED) return instrument(heap, undefined);
   const shadow = shadowFor(heap.space.maxBytes);
   (heap as { handle: CheckedHandle }).handle = { ...heap.handle, shadow };
