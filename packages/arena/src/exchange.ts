@@ -34,7 +34,7 @@ export const EXCHANGE_WORD = 4;
 /** Classes 0 (32 B) to 7 (4 KiB) go through the exchange. */
 export const EXCHANGE_CLASSES = 8;
 /** Slots per class. */
-export const EXCHANGE_SLOTS = 32;
+export const EXCHANGE_SLOTS = 64;
 /** Blocks a full stack hands over at once. */
 export const EXCHANGE_BATCH = 32;
 /** Int32 words per slot. */

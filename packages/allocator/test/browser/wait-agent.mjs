@@ -9,7 +9,7 @@ self.onmessage = async (e) => {
   if (m.handle) {
     heap = attachHeap(m.handle);
     bell = new Int32Array(m.bell);
-    const blocks = Array.from({ length: 2000 }, () => heap.malloc(256));
+    const blocks = Array.from({ length: 4010 }, () => heap.malloc(256));
     self.postMessage({ blocks });
   } else if (m.free) {
     for (const p of m.free) heap.free(p);

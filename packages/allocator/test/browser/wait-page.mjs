@@ -28,7 +28,9 @@ async function main() {
     return messages.shift();
   };
   worker.postMessage({ handle: heap.handle, bell: bell.buffer });
-  const { blocks } = await nextMessage(); // 2000 blocks of 256 B the worker allocated
+  // 4,010 blocks of 256 B the worker allocated: more than this agent's cache (512 of the class) and the heap's
+  // exchange (2,048) take, and not a whole number of 32-block batches, so that some wait in a chain.
+  const { blocks } = await nextMessage();
 
   step('wait refused');
   for (const p of blocks) heap.free(p); // the cache and the heap's exchange take some, the rest wait in the chain for the worker
