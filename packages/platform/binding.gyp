@@ -3,7 +3,8 @@
     {
       "target_name": "paddock_page_return",
       "sources": ["native/page_return.c"],
-      "cflags": ["-O2", "-Wall", "-Wextra"]
+      "cflags": ["-O2", "-Wall", "-Wextra", "-pthread"],
+      "ldflags": ["-pthread"]
     }
   ]
 }
