@@ -3,8 +3,7 @@
     {
       "target_name": "paddock_page_return",
       "sources": ["native/page_return.c"],
-      "cflags": ["-O2", "-Wall", "-Wextra", "-pthread"],
-      "ldflags": ["-pthread"]
+      "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]
 }

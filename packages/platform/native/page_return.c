@@ -9,14 +9,8 @@
  *   length byte length of the range
  * Only the page-aligned part of [offset, offset + length) is returned; the rest is left alone. After the
  * call the returned pages read as zeros in every agent, and they cost no resident memory until touched.
- *
- * The kernel frees the pages of a range one by one (about 12 MiB a millisecond on the machine this was measured
- * on), so a large range is split: a range of at least SPLIT_BYTES is cut into up to MAX_PIECES pieces of at least
- * PIECE_BYTES, one per online CPU, and each piece but the first is returned by a thread of its own while the
- * caller returns the first; the call returns once every piece is back, so it means what it meant before.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -37,53 +31,6 @@ static int read_index(napi_env env, napi_value value, double *out) {
   if (napi_get_value_double(env, value, out) != napi_ok) return 0;
   if (!(*out >= 0) || *out != (double)(uint64_t)*out) return 0; /* rejects NaN, negatives, fractions */
   return 1;
-}
-
-/* Ranges from this size up are split across threads; no piece is smaller than PIECE_BYTES. */
-#define SPLIT_BYTES ((uintptr_t)4 << 20)
-#define PIECE_BYTES ((uintptr_t)2 << 20)
-#define MAX_PIECES 4
-
-struct piece {
-  uintptr_t start;
-  uintptr_t length;
-  int error; /* errno of a failed madvise, 0 when it succeeded */
-};
-
-static void *return_piece(void *arg) {
-  struct piece *p = (struct piece *)arg;
-  p->error = madvise((void *)p->start, p->length, MADV_DONTNEED) == 0 ? 0 : errno;
-  return NULL;
-}
-
-/* Returns [first, last) (page-aligned) to the kernel, in pieces on several threads when it is large; returns 0 or
- * the errno of the first piece that failed. A piece whose thread cannot be started is returned by the caller. */
-static int return_range(uintptr_t first, uintptr_t last, uintptr_t page) {
-  uintptr_t length = last - first;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  int pieces = 1;
-  if (length >= SPLIT_BYTES && cpus > 1) {
-    uintptr_t most = length / PIECE_BYTES;
-    pieces = cpus < MAX_PIECES ? (int)cpus : MAX_PIECES;
-    if ((uintptr_t)pieces > most) pieces = (int)most;
-  }
-  struct piece part[MAX_PIECES];
-  pthread_t thread[MAX_PIECES];
-  int started[MAX_PIECES] = {0};
-  uintptr_t step = (length / (uintptr_t)pieces) & ~(page - 1);
-  for (int i = 0; i < pieces; i++) {
-    part[i].start = first + (uintptr_t)i * step;
-    part[i].length = i == pieces - 1 ? last - part[i].start : step;
-    part[i].error = 0;
-  }
-  for (int i = 1; i < pieces; i++) started[i] = pthread_create(&thread[i], NULL, return_piece, &part[i]) == 0;
-  return_piece(&part[0]);
-  for (int i = 1; i < pieces; i++) {
-    if (started[i]) pthread_join(thread[i], NULL);
-    else return_piece(&part[i]);
-  }
-  for (int i = 0; i < pieces; i++) if (part[i].error != 0) return part[i].error;
-  return 0;
 }
 
 static napi_value discard(napi_env env, napi_callback_info info) {
@@ -121,10 +68,9 @@ static napi_value discard(napi_env env, napi_callback_info info) {
   uintptr_t last = end & ~((uintptr_t)page - 1);
   double returned = 0;
   if (last > first) {
-    int error = return_range(first, last, (uintptr_t)page);
-    if (error != 0) {
+    if (madvise((void *)first, last - first, MADV_DONTNEED) != 0) {
       char message[128];
-      snprintf(message, sizeof message, "discard: madvise failed: %s", strerror(error));
+      snprintf(message, sizeof message, "discard: madvise failed: %s", strerror(errno));
       napi_throw_error(env, "ERR_PADDOCK_MADVISE", message);
       return NULL;
     }
