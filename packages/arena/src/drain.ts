@@ -6,9 +6,8 @@
  * finishes the drain if the agent is stopped half way.
  */
 import { HeapError, formatAddress } from '@paddock/platform';
-import { CACHE_STACKS_OFFSET, DRAIN_OFFSET, D_CUR, D_LEFT, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH } from './agent-layout.js';
+import { CACHE_STACKS_OFFSET, CACHE_STRIDE, DRAIN_OFFSET, D_CUR, D_LEFT, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH } from './agent-layout.js';
 import type { ArenaHeap } from './arena-heap.js';
-import { pushCached } from './cache-stack.js';
 import {
   A_KIND_OWNER,
   A_MAGIC,
@@ -17,12 +16,14 @@ import {
   B_NEXT,
   CLASS_MASK,
   CLASS_SHIFT,
+  FLAG_CURRENT,
   FLAG_QUARANTINE,
   FREED_MARK,
   HEADER_UNITS,
   KIND_ARENA,
   LARGE_CLASS,
   R_BUMP,
+  R_FREE,
   R_INFO,
   R_LIVE,
   R_SIZE,
@@ -32,6 +33,7 @@ import {
   recordIndex,
 } from './layout.js';
 import { CHAIN_FLUSH } from './remote-chains.js';
+import { slabFreed } from './slab.js';
 import { CLASS_COUNT } from './size-class.js';
 
 /** {@link drain}'s `cacheClass` for a drain that fills the cache stacks of every class and reclaims every batch. */
@@ -90,8 +92,9 @@ function reclaimQueue(h: ArenaHeap, dw: number, cacheClass: number): number {
  * Reclaims the batch in progress at drain word `dw`: its objects from `D_CUR`, `D_LEFT` of them. Each is checked
  * (inside the heap, in an arena of this agent, in a slab's head unit, below its bump, aligned to its class, the
  * slab holding a live object, the freed mark in place; the last one's link 0) before anything of it changes;
- * then the progress words move past it, then, with `toCache`, it goes onto its class's cache stack if that has
- * room, else back onto its slab's free list. Objects of a quarantined slab are dropped.
+ * then, with `toCache`, it goes onto its class's cache stack if that has room, else back onto its slab's free
+ * list, and the progress words move past it in the same stretch of plain stores. Objects of a quarantined slab
+ * are dropped.
  * Returns the objects reclaimed.
  * @throws HeapError CORRUPTION naming the first check an object fails; the rest of the batch is dropped.
  */
@@ -133,13 +136,29 @@ function reclaimBatch(h: ArenaHeap, dw: number, toCache: boolean): number {
     const next = u32[m >>> 2]!;
     left--;
     if (left === 0 ? next !== 0 : next === 0) badBatch(h, dw, batch, m, left === 0 ? 'the batch does not end after its length' : 'the batch ends before its length');
-    // Past it first: a stop in what follows loses this object at most (it stays live), never reclaims it twice.
+    // The object's reclaim and the progress words past it are plain stores with no call between them: an agent
+    // is stopped only at a call or a loop's back edge, so a stop leaves the object either untouched and still
+    // named (the reaper reclaims it) or reclaimed and passed, never lost or reclaimed twice. It carries the freed
+    // mark already (checked above). Onto its class's stack while that has room (live in its slab, like every
+    // cached block: the thread cache's push, written out), else onto its slab's free list (the owner's free,
+    // written out); what a slab free sets off after that (a partial-list move, a release) may be cut short, and
+    // then the repair settles the slab. Objects of a quarantined slab are dropped.
+    let slabLive = -1;
+    if ((info & FLAG_QUARANTINE) === 0) {
+      const n = toCache && cls < CLASS_COUNT ? u32[aw + G_CACHE_COUNT + cls]! : -1;
+      if (n >= 0 && n < u32[aw + G_CACHE_DEPTH + cls]!) {
+        u32[stacks + cls * CACHE_STRIDE + n] = m;
+        u32[aw + G_CACHE_COUNT + cls] = n + 1;
+      } else {
+        u32[m >>> 2] = u32[ri + R_FREE]!;
+        u32[ri + R_FREE] = m;
+        slabLive = i32[ri + R_LIVE]! - 1;
+        i32[ri + R_LIVE] = slabLive;
+      }
+    }
     u32[dw + D_CUR] = next;
     i32[dw + D_LEFT] = left;
-    // Onto its class's stack while that has room (live in its slab, like every cached block), else its slab.
-    if ((info & FLAG_QUARANTINE) === 0 && !(toCache && cls < CLASS_COUNT && pushCached(u32, aw + G_CACHE_COUNT, aw + G_CACHE_DEPTH, stacks, cls, m))) {
-      h.freeLocal(m, ri, info);
-    }
+    if (slabLive === 0 || (slabLive > 0 && (info & FLAG_CURRENT) === 0)) slabFreed(h, m, ri, info, slabLive);
     m = next;
   }
   return length;
