@@ -11,6 +11,7 @@ import type { ArenaSnapshot } from '@paddock/arena';
 import type { MappingPicture } from '@paddock/large';
 import { HeapError, agentCanBlock, describeValue, now, onThreadExit, pageReturnAddon, rss, type AddressSpace, type PageReturnAddon, type PageReturnMode, type ThreadEnd } from '@paddock/platform';
 import { Scope } from './scope.js';
+import { watchThenWait } from './wait-watch.js';
 import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
 import type { HeapStats } from './stats.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
@@ -300,7 +301,9 @@ export abstract class HeapBase {
    * Blocks on `Atomics.wait(array, index, value, timeoutMs)` the way a Paddock agent should: what other agents
    * wait for is sent home first (so no block waits on a sleeping agent), the wait is bounded at 500 ms, what
    * arrived meanwhile is taken in after waking, and a wait that times out runs the idle return (the arena: the
-   * first since the last allocation). Returns what `Atomics.wait` returned.
+   * first since the last allocation). Where this agent's waits have lately been short and watching paid, it
+   * watches the word for up to 20 µs before it sleeps (wait-watch.ts): a sleep and its wake cost more than that.
+   * Returns what `Atomics.wait` returned ('ok' also when the word changed during the watch).
    * @throws HeapError CANNOT_BLOCK on a thread that may not block (a browser window's main thread: use
    * {@link waitAsync}); TypeError when `array` is not an Int32Array over shared memory; RangeError for an index
    * outside it or a timeout that is not a number >= 0. Nothing is flushed when it throws.
@@ -311,7 +314,7 @@ export abstract class HeapBase {
       throw new HeapError('CANNOT_BLOCK', 'this thread may not block (Atomics.wait is not allowed on a browser window\'s main thread): use heap.waitAsync');
     }
     this.beforeWait();
-    const result = Atomics.wait(array, index, value, Math.min(timeoutMs, TICK_MAX_MS));
+    const result = watchThenWait(array, index, value, Math.min(timeoutMs, TICK_MAX_MS));
     this.afterWait(result === 'timed-out');
     return result;
   }
