@@ -1,61 +1,25 @@
-// The watch before a blocking wait sleeps (src/wait-watch.ts): the policy that decides when an agent watches its
-// word, step by step, and heap.wait with it on real threads, where two workers take turns through one word.
+// The watch before a blocking wait sleeps (src/wait-watch.ts): how long it is, and heap.wait with it on real
+// threads, where two workers take turns through one word, waiting with heap.wait alone.
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { createClassicHeap } from '../src/classic-heap.js';
 import { createGlobalHeap } from '../src/global-heap.js';
 import { createArenaHeap } from '../src/heap.js';
 import type { Heap } from '../src/types.js';
-import { SHORT_WAIT_MS, WAIT_SAMPLE_CAP_MS, WAIT_WATCH_MS, WATCH_PROBE_EVERY, WaitWatch } from '../src/wait-watch.js';
+import { availableCores } from '@paddock/platform';
+import { WAIT_WATCH_MS, watchFor } from '../src/wait-watch.js';
 
-describe('when an agent watches its word before it sleeps', () => {
-  it('not before its waits have been short: a new agent, or one whose waits are long, sleeps at once', () => {
-    const w = new WaitWatch();
-    expect(w.shouldWatch(500)).toBe(false); // nothing known yet: its waits count as long
-    let waits = 0;
-    while (!w.shouldWatch(500)) {
-      w.waited(0.01);
-      waits++;
-    }
-    expect(waits).toBeGreaterThan(5); // a moving average: several short waits before it watches
-    expect(waits).toBeLessThan(40);
-    for (let i = 0; i < 20; i++) w.waited(5); // long waits (an agent mostly idle)
-    expect(w.typicalMs).toBeLessThanOrEqual(WAIT_SAMPLE_CAP_MS);
-    expect(w.typicalMs).toBeGreaterThan(SHORT_WAIT_MS);
-    expect(w.shouldWatch(500)).toBe(false);
+describe('how long a wait watches its word before it sleeps', () => {
+  it('20 µs where two threads can run at once; on one core not at all (the agent waited for could not run)', () => {
+    expect(watchFor(1)).toBe(0);
+    expect(watchFor(2)).toBe(WAIT_WATCH_MS);
+    expect(watchFor(16)).toBe(WAIT_WATCH_MS);
+    expect(WAIT_WATCH_MS).toBe(0.02);
   });
 
-  it('not for a wait no longer than the watch itself', () => {
-    const w = new WaitWatch();
-    for (let i = 0; i < 40; i++) w.waited(0.005);
-    expect(w.shouldWatch(500)).toBe(true);
-    expect(w.shouldWatch(WAIT_WATCH_MS)).toBe(false);
-    expect(w.shouldWatch(0)).toBe(false);
-  });
-
-  it('while watches fail it watches once in a while only, and again for good once they pay', () => {
-    const w = new WaitWatch();
-    for (let i = 0; i < 40; i++) w.waited(0.005);
-    let failed = 0;
-    while (w.hits >= 0.5) {
-      expect(w.shouldWatch(500)).toBe(true);
-      w.watched(false); // on one core: the agent waited for cannot run while this one watches
-      failed++;
-    }
-    expect(failed).toBeGreaterThan(2); // a moving average: one failed watch does not stop them
-    const watchedAt: number[] = [];
-    for (let i = 1; i <= 3 * WATCH_PROBE_EVERY; i++) if (w.shouldWatch(500)) watchedAt.push(i);
-    expect(watchedAt).toEqual([WATCH_PROBE_EVERY, 2 * WATCH_PROBE_EVERY, 3 * WATCH_PROBE_EVERY]);
-    let probes = 0;
-    while (w.hits < 0.5) {
-      if (w.shouldWatch(500)) {
-        w.watched(true); // the probes see the word change: watching pays again
-        probes++;
-      }
-    }
-    expect(probes).toBeGreaterThan(0);
-    expect(w.shouldWatch(500)).toBe(true);
-    expect(w.shouldWatch(500)).toBe(true);
+  it('the cores are read from the host: os.availableParallelism() in Node', async () => {
+    const os = await import('node:os');
+    expect(availableCores()).toBe(os.availableParallelism());
   });
 });
 

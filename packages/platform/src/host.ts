@@ -115,6 +115,26 @@ export function rss(): number | null {
   return null;
 }
 
+let cores = 0;
+
+/**
+ * How many threads this process (or page) can run at once: Node's `os.availableParallelism()` (which follows the
+ * CPU affinity it was started with, as `taskset` sets it), a browser's `navigator.hardwareConcurrency`, or 1 where
+ * the host does not tell. Read once.
+ */
+export function availableCores(): number {
+  if (cores > 0) return cores;
+  let n = 0;
+  if (nodeProcess && typeof nodeProcess.getBuiltinModule === 'function') {
+    const os = nodeProcess.getBuiltinModule('node:os') as { availableParallelism?: () => number } | undefined;
+    if (os && typeof os.availableParallelism === 'function') n = os.availableParallelism();
+  } else {
+    n = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 0;
+  }
+  cores = Number.isInteger(n) && n > 0 ? n : 1;
+  return cores;
+}
+
 /** Milliseconds from a monotonic clock. */
 export function now(): number {
   return performance.now();

@@ -46,6 +46,7 @@ export { HeapError, describeValue, formatAddress, formatBytes, type HeapErrorCod
 export { checkAddressSpace, findRootHeader, publishRootHeader, type RootHeaderKind } from './root-header.js';
 export {
   agentCanBlock,
+  availableCores,
   hasAgentLocks,
   holdAgentLock,
   inNodeWorker,
