@@ -301,8 +301,8 @@ export abstract class HeapBase {
    * Blocks on `Atomics.wait(array, index, value, timeoutMs)` the way a Paddock agent should: what other agents
    * wait for is sent home first (so no block waits on a sleeping agent), the wait is bounded at 500 ms, what
    * arrived meanwhile is taken in after waking, and a wait that times out runs the idle return (the arena: the
-   * first since the last allocation). Where this agent's waits have lately been short and watching paid, it
-   * watches the word for up to 20 µs before it sleeps (wait-watch.ts): a sleep and its wake cost more than that.
+   * first since the last allocation). Where the process can run two threads at once, it watches the word for up
+   * to 20 µs before it sleeps (wait-watch.ts): a sleep and its wake cost more than that.
    * Returns what `Atomics.wait` returned ('ok' also when the word changed during the watch).
    * @throws HeapError CANNOT_BLOCK on a thread that may not block (a browser window's main thread: use
    * {@link waitAsync}); TypeError when `array` is not an Int32Array over shared memory; RangeError for an index
