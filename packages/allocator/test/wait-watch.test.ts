@@ -48,7 +48,9 @@ describe.each(backends)('heap.wait between two workers taking turns: %s', (backe
     for (const r of reports) {
       expect(r.taken).toBe(rounds);
       expect(r.bad).toBe(0);
-      expect(r.results['timed-out']).toBe(0); // every wait ended by the other side's turn, none by its bound
+      // Every wait ends by the other side's turn: a wake lost for good would end waits by their 500 ms bound, turn
+      // after turn (a few may end so on a machine loaded enough to keep a worker off the CPU that long).
+      expect(r.results['timed-out']).toBeLessThan(5);
     }
     const t = new Int32Array(turns);
     expect(Atomics.load(t, 0)).toBe(2 * rounds);
