@@ -126,10 +126,10 @@ export function programSpecs(m: ModeSizes): ProgramSpec[] {
         js: true,
         metric: 'ms',
         heapBytes: heap as number,
-        params: { bytes: bytes as number, block: 512 * KiB, count: (bytes as number) / (512 * KiB), window: f ? 5000 : 2000, sample: 10 },
+        params: { bytes: bytes as number, block: 512 * KiB, count: (bytes as number) / (512 * KiB), window: f ? 5000 : 2000, sample: 2 },
         sharedBytes: ((bytes as number) / (512 * KiB)) * 4,
         unit: 'ms to return half',
-        what: `agent A allocates ${(bytes as number) >= GiB ? '1 GiB' : '100 MiB'} in 512 KiB blocks and writes every page; agent B frees them all; both go idle (Paddock: startIdle, the idle tick; C: the threads sleep; JS: nothing to do). Resident memory is sampled every 10 ms from B's last free: the time until it fell by half the payload, and by 90%`,
+        what: `agent A allocates ${(bytes as number) >= GiB ? '1 GiB' : '100 MiB'} in 512 KiB blocks and writes every page; agent B frees them all; both go idle (Paddock: startIdle, the idle tick; C: the threads sleep; JS: nothing to do). Resident memory is sampled every 2 ms from B's last free: the time until it fell by half the payload, and by 90% (each the time of the first sample past it, so at most one interval late)`,
       }),
     ),
     {
