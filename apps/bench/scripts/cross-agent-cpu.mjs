@@ -16,6 +16,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { mulberry32 } from '../../../tools/test-utils/prng.mjs';
 
 const PRODUCERS = Number(process.env.PRODUCERS ?? 2);
+if (PRODUCERS !== 1 && PRODUCERS !== 2) throw new Error(`PRODUCERS=${process.env.PRODUCERS}: 1 or 2`);
 
 /** This thread's CPU time so far, ms. */
 function cpuMs() {
