@@ -114,7 +114,9 @@ if (isMainThread) {
         const w0 = performance.now();
         for (; tails[k] !== hd; tails[k]++) {
           const p = r[2 + (tails[k] & 1023)] >>> 0;
-          if ((floor ? floorView : h.i32)[p >>> 2] !== tails[k]) throw new Error(`payload at ${p} damaged`);
+          // A fixed size: the payload's last word, as this probe has always checked it; a range: its first word.
+          const v = floor ? floorView : h.i32;
+          if (lo === hi ? v[((p + lo) >>> 2) - 1] !== lo : v[p >>> 2] !== tails[k]) throw new Error(`payload at ${p} damaged`);
           if (!floor) h.free(p);
           ops++;
         }
