@@ -10,7 +10,9 @@
 // Environment: PRODUCERS=1|2 (default 2); PLAIN_WAIT=1 blocks in a plain `Atomics.wait` instead of `heap.wait`
 // (no flush before, no drain after), to see what the heap's wait costs the shape; FLOOR=1 runs the same loops with
 // no allocator, the harness's own cost (each payload is written at the next of its producer's 8,192 fixed 64-byte
-// places in a buffer of their own and not freed; sizes up to 64).
+// places in a buffer of their own and not freed; sizes up to 64); HOLD_VIEW=1 has the consumer take the heap's view
+// once a batch, as the bench's programs do, instead of through the `i32` getter for every payload (a getter call in
+// the loop costs the arena's inlined free more than the classic pool's; docs/design/cross-agent.md has figures).
 import { readFileSync } from 'node:fs';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { mulberry32 } from '../../../tools/test-utils/prng.mjs';
@@ -48,6 +50,7 @@ if (isMainThread) {
   const { role, id, handle, url, ctl: ctlBuffer, rings: ringBuffers, floorBuf, size: sizeArg, ms } = workerData;
   const plainWait = process.env.PLAIN_WAIT === '1';
   const floor = process.env.FLOOR === '1';
+  const holdView = process.env.HOLD_VIEW === '1';
   const [lo, hi = lo] = String(sizeArg).split('-').map(Number);
   if (!(lo >= 4 && hi >= lo) || (floor && hi > 64)) throw new Error(`size ${sizeArg}: a number or LO-HI, at least 4${floor ? ', at most 64 with FLOOR=1' : ''}`);
   const next = mulberry32(0x9c0ffee ^ id);
@@ -112,10 +115,11 @@ if (isMainThread) {
         const r = rings[k];
         const hd = Atomics.load(r, 0);
         const w0 = performance.now();
+        const held = holdView ? (floor ? floorView : h.i32) : null;
         for (; tails[k] !== hd; tails[k]++) {
           const p = r[2 + (tails[k] & 1023)] >>> 0;
           // A fixed size: the payload's last word, as this probe has always checked it; a range: its first word.
-          const v = floor ? floorView : h.i32;
+          const v = held ?? (floor ? floorView : h.i32);
           if (lo === hi ? v[((p + lo) >>> 2) - 1] !== lo : v[p >>> 2] !== tails[k]) throw new Error(`payload at ${p} damaged`);
           if (!floor) h.free(p);
           ops++;
