@@ -16,12 +16,19 @@ import type { Heap } from '@paddock/allocator';
 import { OP_FREE, OP_MALLOC, OP_REALLOC } from './swarm-protocol.js';
 
 const MiB = 1 << 20;
+/** The header in front of each large block of the global pool (its `LARGE_HEADER`). */
+const GLOBAL_LARGE_HEADER = 64;
 
-/** An upper bound of the usable size a request of `size` bytes gets from an arena or a pool (0 for oversized). */
+/**
+ * An upper bound of the usable size a request of `size` bytes gets from an arena or a pool (0 for oversized).
+ * Above 1 MiB an arena rounds a block up to its 16 KiB units and the classic pool to pages; the global pool maps
+ * whole pages that also hold the block's 64-byte header, so a request just under a 16 KiB multiple can get up to
+ * 4 KiB less 64 bytes past that multiple.
+ */
 export function usableBound(size: number, largeMax: number): number {
   if (size > largeMax) return 0;
   if (size <= MiB) return Math.max(32, 2 ** Math.ceil(Math.log2(Math.max(1, size))));
-  return Math.ceil(size / 16384) * 16384;
+  return Math.max(Math.ceil(size / 16384) * 16384, Math.ceil((size + GLOBAL_LARGE_HEADER) / 4096) * 4096 - GLOBAL_LARGE_HEADER);
 }
 
 /** How far the heap's live figures may stray from the ledger's because of the calls killed workers were in. */
