@@ -16,6 +16,7 @@ import {
   LARGE_LIVE,
   LARGE_LOCAL,
   MAGIC,
+  MIN_OBJECT,
   MiB,
   PAGES_PER_MIB,
   entryWord,
@@ -56,8 +57,12 @@ class PoolCheck {
   private readonly mibs: number;
   private readonly maxBytes: number;
   private readonly pagesAt: number;
-  /** Free objects and free large blocks already found on a list: none may be on two. */
-  private readonly seen = new Set<number>();
+  /**
+   * Free objects and free large blocks already found on a list (none may be on two): one bit per 32 bytes of
+   * the space, bit `p >>> 5` for the object or block at `p` (every one starts on a 32-byte boundary), so
+   * the record costs maxBytes / 256 bytes (16 MiB for 4 GiB) however many blocks are free.
+   */
+  private readonly seen: Int32Array;
 
   constructor(
     private readonly space: AddressSpace,
@@ -67,6 +72,17 @@ class PoolCheck {
     this.mibs = hdr[H_MIBS]!;
     this.maxBytes = space.maxBytes;
     this.pagesAt = H_ENTRY + this.mibs;
+    this.seen = new Int32Array(Math.ceil(this.maxBytes / (MIN_OBJECT * 32)));
+  }
+
+  /** Records the free object or block at `p` (a multiple of 32 inside the space); false if it was recorded before. */
+  private firstSighting(p: number): boolean {
+    const word = p >>> 10;
+    const bit = 1 << ((p >>> 5) & 31);
+    const w = this.seen[word]!;
+    if ((w & bit) !== 0) return false;
+    this.seen[word] = w | bit;
+    return true;
   }
 
   /** The MiB table: kinds known, high-water marks sane, no entry inside a large block. */
@@ -148,7 +164,7 @@ class PoolCheck {
       const fp = keyFootprint(key);
       const m = keyMib(key);
       if (this.hdr[H_ENTRY + m] !== entryWord(LARGE_LOCAL, fp)) corrupt(`a block on this agent's large list (${fp} MiB) is not marked as a free local block`, m * MiB);
-      this.seen.add(m * MiB);
+      if (!this.firstSighting(m * MiB)) corrupt('a large block is on this agent\'s large list twice', m * MiB);
     }
   }
 
@@ -165,8 +181,7 @@ class PoolCheck {
         if ((e & KIND_MASK) !== LARGE_GLOBAL) corrupt('a block on the global large list is not marked as a free global block', b);
         const key = global.key(b);
         if (key <= prevKey) corrupt('the global large list is not sorted by size', b);
-        if (this.seen.has(b)) corrupt('a large block is on two lists', b);
-        this.seen.add(b);
+        if (!this.firstSighting(b)) corrupt('a large block is on two lists', b);
         prevKey = key;
       }
     } finally {
@@ -188,8 +203,7 @@ class PoolCheck {
       if (off % (32 << c) !== 0) corrupt(`${where} holds ${formatAddress(p)}, not on an object boundary`, p);
       if (off >= e >>> 8) corrupt(`${where} holds ${formatAddress(p)}, above its block's high-water offset`, p);
       if (!space.covers(p + 8) || space.i32[(p >>> 2) + 1] !== freeMark(p, c)) corrupt(`${where} holds ${formatAddress(p)}, which lost its free mark (written after free?)`, p);
-      if (this.seen.has(p)) corrupt(`${formatAddress(p)} is on two free lists (${where})`, p);
-      this.seen.add(p);
+      if (!this.firstSighting(p)) corrupt(`${formatAddress(p)} is on two free lists (${where})`, p);
       n++;
       p = space.u32[p >>> 2]!;
     }

@@ -150,3 +150,29 @@ describe('damage is reported as CORRUPTION', () => {
     expect(heapErrorOf(() => pool.check()).message).toMatch(/inside the large block/);
   });
 });
+
+describe('check() records what it has seen in a bitmap, not a set', () => {
+  it('an object forged onto two lists on the global stack is reported', () => {
+    const { space, pool } = makePool();
+    const x = pool.malloc(32);
+    const y = pool.malloc(32);
+    pool.free(x);
+    pool.flush(); // x alone on the global stack
+    pool.free(y);
+    pool.flush(); // y alone on the global stack, above x's list
+    pool.check();
+    space.u32[y >>> 2] = x; // y's list now runs on into x ...
+    space.u32[(y >>> 2) + 2] = 2; // ... and says it is two objects long: x is on two lists
+    expect(heapErrorOf(() => pool.check()).message).toMatch(/is on two free lists/);
+  });
+
+  it('a heap of more than 2^24 free objects (the most a Set holds) checks clean', () => {
+    const { pool } = makePool();
+    const count = 17_500_000; // 534 MiB of 32-byte objects
+    const live = new Uint32Array(count);
+    for (let i = 0; i < count; i++) live[i] = pool.malloc(32);
+    pool.check();
+    for (let i = 0; i < count; i++) pool.free(live[i]!);
+    pool.check();
+  });
+});

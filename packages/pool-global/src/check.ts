@@ -8,7 +8,7 @@
 import type { AddressSpace } from '@paddock/platform';
 import { corrupt } from './errors.js';
 import type { FreeLists } from './free-lists.js';
-import { CLASS_COUNT, H_ENTRY, H_MIBS, LARGE, MiB, classSize, entryKind, freeMark, topClass, topOffset } from './layout.js';
+import { CLASS_COUNT, H_ENTRY, H_MIBS, LARGE, MIN_BLOCK, MiB, classSize, entryKind, freeMark, topClass, topOffset } from './layout.js';
 import { LARGE_HEADER } from './large.js';
 
 /** What the walk counted, per class and for large blocks (`GlobalPool.check()` returns it). */
@@ -54,7 +54,9 @@ export function walkPool(space: AddressSpace, hdr: Int32Array, lists: FreeLists,
       corrupt(`ENTRY[${m}] holds ${e}, which is neither a slab nor a large block`, m * MiB);
     }
   }
-  const seen = strict ? new Set<number>() : null;
+  // Blocks already found on a list, one bit per 32 bytes of the space (bit p >>> 5: every block starts on a
+  // 32-byte boundary): maxBytes / 256 bytes (16 MiB for 4 GiB), however many blocks are free.
+  const seen = strict ? new Int32Array(Math.ceil(space.maxBytes / (MIN_BLOCK * 32))) : null;
   for (let c = 0; c < CLASS_COUNT; c++) {
     const k = perClass[c]!;
     for (let p = lists.first(lists.load(c)); p !== 0; ) {
@@ -63,7 +65,7 @@ export function walkPool(space: AddressSpace, hdr: Int32Array, lists: FreeLists,
         if (strict) corrupt(`class ${c}'s free list ${problem}`, p);
         break;
       }
-      seen?.add(p);
+      if (seen !== null) seen[p >>> 10] |= 1 << ((p >>> 5) & 31);
       k.free++;
       p = space.u32[p >>> 2]!;
     }
@@ -81,12 +83,12 @@ function listProblem(
   c: number,
   k: { carved: number; free: number },
   p: number,
-  seen: Set<number> | null,
+  seen: Int32Array | null,
 ): string | null {
   if (k.free >= k.carved) return `holds more blocks than the class ever carved (${k.carved}): a cycle?`;
   const problem = freeBlockProblem(space, hdr, topAt, c, p);
   if (problem !== null) return problem;
-  if (seen !== null && seen.has(p)) return 'names a block twice';
+  if (seen !== null && (seen[p >>> 10]! & (1 << ((p >>> 5) & 31))) !== 0) return 'names a block twice';
   return null;
 }
 

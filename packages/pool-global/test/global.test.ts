@@ -79,3 +79,25 @@ describe('one agent', () => {
     expect(() => GlobalPool.create({} as never)).toThrow(TypeError);
   });
 });
+
+describe('check() records what it has seen in a bitmap, not a set', () => {
+  it('a block forged onto its free list twice is reported', () => {
+    const { space, pool } = makePool();
+    const blocks = Array.from({ length: 10 }, () => pool.malloc(32));
+    const [a, b, c] = blocks as [number, number, number];
+    for (const p of [a, b, c]) pool.free(p); // the list: c -> b -> a
+    pool.check();
+    space.u32[a >>> 2] = b; // a links back to b: c -> b -> a -> b, fewer blocks than carved
+    expect(() => pool.check()).toThrow(/names a block twice/);
+  });
+
+  it('a heap of more than 2^24 free blocks (the most a Set holds) checks clean', () => {
+    const { pool } = makePool(1024 * MiB);
+    const count = 17_500_000; // 534 MiB of 32-byte blocks
+    const live = new Uint32Array(count);
+    for (let i = 0; i < count; i++) live[i] = pool.malloc(32);
+    pool.check();
+    for (let i = 0; i < count; i++) pool.free(live[i]!);
+    expect(pool.check().perClass[0]!.free).toBe(count);
+  });
+});
