@@ -145,7 +145,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   /**
    * Allocates `size` bytes and returns a non-zero pointer (a byte offset into the heap's views), aligned to
    * the object's size class (at least 32 bytes). `malloc(0)` returns a minimal block.
-   * @throws RangeError for a size that is negative, not an integer, or above what the heap serves.
+   * @throws RangeError for a size that is negative, not an integer, or above maxBytes; HeapError
+   * OUT_OF_MEMORY for a size the heap has no room for (see `Heap.malloc`).
    */
   malloc(size: number): number {
     this.activity = (this.activity + 1) | 0; // stays a small integer: a counter that grew into a double would allocate

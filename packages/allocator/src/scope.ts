@@ -27,7 +27,7 @@
  * A closed scope refuses every use with `HeapError` `DETACHED`; closing it again does nothing. A scope is
  * this agent's: another agent may read and write its memory while it is open, but never frees it.
  */
-import { HeapError, describeValue, formatAddress } from '@paddock/platform';
+import { HeapError, describeValue, formatAddress, formatBytes } from '@paddock/platform';
 import { callocBytes } from './heap-base.js';
 import type { Heap } from './types.js';
 
@@ -223,8 +223,16 @@ export class Scope {
     return chunk + SCOPE_HEADER;
   }
 
-  /** Takes a chunk of at least `bytes` from the heap and writes its header (no link yet, its usable size). */
+  /**
+   * Takes a chunk of at least `bytes` from the heap and writes its header (no link yet, its usable size).
+   * @throws HeapError OUT_OF_MEMORY when the heap cannot serve it, a chunk larger than the heap (a request
+   * within maxBytes plus the chunk's header) included.
+   */
   private takeChunk(bytes: number): number {
+    const maxBytes = this.heap.space.maxBytes;
+    if (bytes > maxBytes) {
+      throw new HeapError('OUT_OF_MEMORY', `out of memory: a scope chunk of ${formatBytes(bytes)} (header included) is larger than the heap's maxBytes ${formatBytes(maxBytes)}`);
+    }
     const chunk = this.heap.malloc(bytes);
     const usable = this.heap.usableSize(chunk);
     const u32 = this.heap.u32;

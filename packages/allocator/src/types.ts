@@ -78,8 +78,33 @@ export interface Heap {
   readonly agentId: number;
   /** The largest size served from arena units (or its equivalent); above it, an oversized mapping. */
   readonly largeMax: number;
+  /**
+   * Allocates a block of at least `size` bytes and returns its pointer: a byte offset into the views, never 0,
+   * the block wholly inside the buffer. The memory is not zeroed.
+   * @throws RangeError for a size that is not an integer from 0 to `maxBytes`.
+   * @throws HeapError `OUT_OF_MEMORY` when the heap cannot serve the size: every backend, every size (a
+   * class size, a large or an oversized block, one whose rounding or header would take more than the whole
+   * heap), never a 0 pointer nor another error. The heap is left as it was and stays usable: frees, and
+   * mallocs that fit, go on working.
+   * @throws HeapError `DETACHED` once this heap object has left the heap.
+   */
   malloc(size: number): number;
+  /**
+   * Allocates `count * size` bytes, zeroed, as {@link Heap.malloc} does.
+   * @throws RangeError when `count` or `size` is not a non-negative integer, or `count * size` is above
+   * `maxBytes`.
+   * @throws HeapError `OUT_OF_MEMORY` as {@link Heap.malloc}: a total within `maxBytes` that the heap cannot serve.
+   */
   calloc(count: number, size: number): number;
+  /**
+   * Resizes the block at `ptr`: `realloc(0, size)` is `malloc(size)`; a size the block already serves keeps
+   * the pointer; otherwise the first `min(old, size)` bytes move to a new block and the old one is freed.
+   * @throws RangeError for a size that is not an integer from 0 to `maxBytes`.
+   * @throws HeapError `OUT_OF_MEMORY` as {@link Heap.malloc} when no new block can be had: the block at `ptr`
+   * then stays live, where it was, its contents untouched (free it or keep using it).
+   * @throws HeapError `BAD_POINTER`, `MISALIGNED` or `DOUBLE_FREE` for a pointer that names no live block
+   * (nothing changes).
+   */
   realloc(ptr: number, size: number): number;
   free(ptr: number, size?: number): void;
   usableSize(ptr: number): number;

@@ -8,7 +8,7 @@
  * (1 live, 2 stashed; changed by CAS, so two agents freeing one mapping cannot both win).
  */
 import { G_STASH_COUNT, KIND_MAPPING, MAPPING_MAGIC, STASH_CAPACITY, STASH_OFFSET, UNIT, unparkRun, type ArenaHeap, type SpanRetention } from '@paddock/arena';
-import { HeapError, PAGE_SIZE, describeValue, formatAddress, type AddressSpace } from '@paddock/platform';
+import { HeapError, PAGE_SIZE, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
 
 /** The payload of an oversized mapping starts this far into it. */
 export const MAPPING_HEADER_BYTES = 16 * 1024;
@@ -215,13 +215,21 @@ export class LargeTier implements SpanRetention {
    * Allocates an oversized object of `size` bytes (above an arena's usable size): from this agent's stash
    * when a mapping of the same reservation size waits there (its commit grown or shrunk to fit), else a new
    * range reserved from the address space.
-   * @throws RangeError for a bad size; HeapError OUT_OF_MEMORY when the space has no room.
+   * @throws RangeError for a bad size; HeapError OUT_OF_MEMORY when the space has no room, a size whose
+   * reservation (a power of two) is larger than the whole space included.
    */
   mallocOversized(size: number): number {
     if (typeof size !== 'number' || !Number.isInteger(size) || size <= this.arena.largeMax || size > this.space.maxBytes) {
       throw new RangeError(`oversized size must be an integer above ${this.arena.largeMax} up to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
     }
     const reservation = this.reservationFor(size);
+    if (reservation > this.space.maxBytes) {
+      throw new HeapError(
+        'OUT_OF_MEMORY',
+        `out of memory: an oversized block of ${formatBytes(size)} takes a reservation of ${formatBytes(reservation)}, ` +
+          `more than the heap's maxBytes ${formatBytes(this.space.maxBytes)}`,
+      );
+    }
     const kib = reservation / 1024;
     const u32 = this.space.u32;
     const at = this.stashAt;

@@ -4,7 +4,7 @@
  * ENTRY of the first MiB says LARGE while the block is live, and a free claims the block by swapping that
  * entry's kind to 0 with one CAS, so two agents freeing it at once cannot both release it.
  */
-import type { AddressSpace } from '@paddock/platform';
+import { HeapError, formatBytes, type AddressSpace } from '@paddock/platform';
 import { H_ENTRY, LARGE, MiB, PAGE, clearedEntry, entryKind, publishedEntry } from './layout.js';
 import { doubleFree, noBlock } from './errors.js';
 
@@ -17,11 +17,26 @@ function liveMark(mapping: number): number {
   return (mapping ^ 0x4c617267) | 0;
 }
 
-/** Maps a large block for `size` bytes and returns its pointer. */
+/**
+ * Maps a large block for `size` bytes and returns its pointer.
+ * @throws HeapError `OUT_OF_MEMORY` when the space has no room, a size whose mapping (header and page rounding
+ * included) is larger than the whole space included.
+ */
 export function mapLarge(space: AddressSpace, hdr: Int32Array, size: number): number {
   const bytes = Math.ceil((size + LARGE_HEADER) / PAGE) * PAGE;
+  if (bytes > space.maxBytes) {
+    throw new HeapError(
+      'OUT_OF_MEMORY',
+      `out of memory: a large block of ${formatBytes(size)} takes a mapping of ${formatBytes(bytes)}, more than the heap's maxBytes ${formatBytes(space.maxBytes)}`,
+    );
+  }
   const mapping = space.reserve(bytes, MiB);
-  space.commit(mapping, bytes);
+  try {
+    space.commit(mapping, bytes);
+  } catch (err) {
+    space.release(mapping, bytes); // a buffer that cannot grow (OUT_OF_MEMORY): the range is not lost
+    throw err;
+  }
   const i32 = space.i32;
   i32[(mapping >>> 2) + L_BYTES] = bytes;
   i32[(mapping >>> 2) + L_MARK] = liveMark(mapping);

@@ -96,6 +96,65 @@ export function contractCases(t: Suite, backend: string, create: (o: HeapOptions
     t.expect(heap.usableSize(live)).toBeGreaterThanOrEqual(100);
   });
 
+  t.it('out of memory is HeapError OUT_OF_MEMORY on every path (malloc, calloc, realloc, scope), and the heap keeps serving', () => {
+    const maxBytes = 256 * MiB;
+    const heap = create({ maxBytes });
+    const outOfMemory = (f: () => unknown) => {
+      let err: unknown = null;
+      try {
+        f();
+      } catch (e) {
+        err = e;
+      }
+      t.expect(err).toBeInstanceOf(HeapError);
+      t.expect((err as HeapError).code).toBe('OUT_OF_MEMORY');
+    };
+    // Sizes within maxBytes that no heap of maxBytes can hold (a header or a rounding takes it past the space).
+    for (const size of [maxBytes, maxBytes - 1, maxBytes - 4096]) outOfMemory(() => heap.malloc(size));
+    outOfMemory(() => heap.calloc(1, maxBytes));
+    outOfMemory(() => heap.calloc(2, maxBytes / 2));
+    const kept = heap.malloc(100);
+    heap.u8.set([1, 2, 3], kept);
+    outOfMemory(() => heap.realloc(kept, maxBytes));
+    t.expect([...heap.u8.subarray(kept, kept + 3)]).toEqual([1, 2, 3]); // the block stays live, untouched
+    {
+      using scope = heap.scope();
+      outOfMemory(() => scope.malloc(maxBytes));
+      outOfMemory(() => scope.calloc(1, maxBytes));
+    }
+    t.expect(() => heap.malloc(maxBytes + 1)).toThrow(RangeError); // above maxBytes: a bad size, not a full heap
+    heap.check();
+    // Filled with 1 MiB blocks to the first refusal: every further malloc is served or refused with OUT_OF_MEMORY.
+    const live: number[] = [kept];
+    for (;;) {
+      let p = 0;
+      try {
+        p = heap.malloc(MiB);
+      } catch (e) {
+        t.expect((e as HeapError).code).toBe('OUT_OF_MEMORY');
+        break;
+      }
+      t.expect(p).toBeGreaterThan(0);
+      live.push(p);
+    }
+    for (const size of [MiB, 32, 4096, 3 * MiB, 16 * MiB, maxBytes / 2]) {
+      try {
+        live.push(heap.malloc(size));
+      } catch (e) {
+        t.expect(e).toBeInstanceOf(HeapError);
+        t.expect((e as HeapError).code).toBe('OUT_OF_MEMORY');
+      }
+    }
+    outOfMemory(() => heap.realloc(kept, 128 * MiB));
+    t.expect([...heap.u8.subarray(kept, kept + 3)]).toEqual([1, 2, 3]);
+    heap.check();
+    for (const p of live) heap.free(p);
+    heap.check();
+    const again = heap.malloc(MiB);
+    t.expect(again).toBeGreaterThan(0);
+    heap.free(again);
+  });
+
   t.it('cross-agent frees with real workers (started under the export condition of this backend)', async () => {
     const heap = create({ maxBytes: 2 ** 30 });
     const w = agents('contract-agent', backend, { handle: heap.handle });
