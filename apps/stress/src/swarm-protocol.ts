@@ -37,6 +37,19 @@ export interface Departure {
   transit: boolean;
 }
 
+/**
+ * A fill to the heap's limit: at operation `atOp` worker `worker` (one that runs to the end: never killed,
+ * detached or departing) mallocs blocks of `size` until the heap says `OUT_OF_MEMORY`, asks a few times more,
+ * checks that every block it got is distinct and still carries its tag, then frees them all. Meanwhile another
+ * agent's allocation may find the heap full: an `OUT_OF_MEMORY` then is expected (see `L_FILL_EPOCH`), any
+ * other error, a 0, or a block handed out twice is a fault.
+ */
+export interface Fill {
+  worker: number;
+  atOp: number;
+  size: number;
+}
+
 /** One run of the swarm, all drawn from its seed. */
 export interface RunConfig {
   seed: number;
@@ -69,6 +82,8 @@ export interface RunConfig {
   maxHeldBytes: number;
   /** KiB live in the whole run at most (blocks in transit and in caches count): a producer waits for its consumers. */
   liveBudgetKiB: number;
+  /** A fill to the heap's limit, or null (see {@link Fill}). */
+  fill: Fill | null;
 }
 
 const MiB = 1 << 20;
@@ -84,10 +99,24 @@ const PATTERNS: Pattern[] = ['ring', 'producer-consumer', 'all-to-all'];
 /** The share of the runs drawn for the arena that move to pool_global (see the end of {@link drawConfig}). */
 const GLOBAL_SHARE = 0.4;
 
-/** What to draw: `backend` forces one backend; `noGlobal` draws every seed as before pool_global was drawn. */
+/** The share of runs drawn with a fill to the heap's limit (see {@link Fill}). */
+const FILL_SHARE = 0.12;
+/**
+ * Sizes a fill is drawn from: class sizes whose slabs reach the top of the space, large sizes, oversized ones.
+ * Each block written at its two ends only, so a fill of 4 GiB keeps at most an eighth of it resident.
+ */
+const FILL_SIZES = [64 * 1024, 256 * 1024, 1024 * 1024, 1536 * 1024, 2 * MiB, 4 * MiB, 16 * MiB];
+/** Heaps a fill run gets: 1 GiB and the largest a heap can be, 4 GiB (whose top is where slab ends wrap). */
+const FILL_HEAP_SIZES = [1024 * MiB, 4 * 1024 * MiB];
+
+/**
+ * What to draw: `backend` forces one backend; `noGlobal` draws every seed as before pool_global was drawn;
+ * `noFill` draws no fill (a page in a browser cannot have a 4 GiB heap).
+ */
 export interface DrawOptions {
   backend?: Backend;
   noGlobal?: boolean;
+  noFill?: boolean;
 }
 
 /** Draws one run's configuration from its seed. `scale` multiplies the operation count. */
@@ -162,7 +191,16 @@ export function drawConfig(seed: number, scale = 1, only: DrawOptions = {}): Run
   // reaped there, nor watched).
   if (backend === 'pool_arena' && !only.backend && !only.noGlobal && rng(subSeed(seed, 1002))() < GLOBAL_SHARE) backend = 'pool_global';
   if (backend === 'pool_global') for (const k of kills) k.watch = false;
-  return { seed, workers, backend, profile: rung, heapBytes, mix, pattern, idleChance, reallocChance, detaches, kills, departures, ops, maxHeld, maxHeldBytes, liveBudgetKiB };
+  // Fills come from a stream of their own too, drawn last: every draw above stays as it was.
+  const rf = rng(subSeed(seed, 1003));
+  const [f, fillAt, fillSize, fillHeap] = [rf(), rf(), rf(), rf()];
+  let fill: Fill | null = null;
+  const filler = [...Array(workers).keys()].map((i) => i + 1).find((w) => ![...detaches, ...kills, ...departures].some((x) => x.worker === w));
+  if (!only.noFill && f < FILL_SHARE && filler !== undefined) {
+    heapBytes = FILL_HEAP_SIZES[Math.floor(fillHeap * FILL_HEAP_SIZES.length)]!;
+    fill = { worker: filler, atOp: 1 + Math.floor(fillAt * ops * 0.8), size: FILL_SIZES[Math.floor(fillSize * FILL_SIZES.length)]! };
+  }
+  return { seed, workers, backend, profile: rung, heapBytes, mix, pattern, idleChance, reallocChance, detaches, kills, departures, ops, maxHeld, maxHeldBytes, liveBudgetKiB, fill };
 }
 
 export function describeConfig(c: RunConfig): string {
@@ -181,6 +219,7 @@ export function describeConfig(c: RunConfig): string {
     `detach [${c.detaches.map((d) => `${d.worker}@${d.atOp}`).join(',')}]`,
     `kill [${c.kills.map((d) => `${d.worker}@${d.atOp}${d.watch ? ':watch' : ''}`).join(',')}]`,
     `leave [${c.departures.map((d) => `${d.worker}@${d.atOp}:${d.how}:h${d.handOff}${d.transit ? ':transit' : ''}`).join(',')}]`,
+    ...(c.fill ? [`fill ${c.fill.size >= MiB ? `${c.fill.size / MiB}MiB` : `${c.fill.size / 1024}KiB`} by ${c.fill.worker}@${c.fill.atOp}`] : []),
   ].join(' ');
 }
 
@@ -231,6 +270,11 @@ export function patternFault(u8: Uint8Array, p: number, id: number, size: number
 export const L_NEXT_ID = 0;
 /** KiB of blocks live in the whole run (usable sizes), against `RunConfig.liveBudgetKiB`. */
 export const L_LIVE_KIB = 1;
+/**
+ * Counts the fill's starts and ends (odd while a fill holds the heap full): an `OUT_OF_MEMORY` another agent
+ * meets is expected when this word was odd, or changed, across its allocation.
+ */
+export const L_FILL_EPOCH = 2;
 /** Per agent (index a): progress (operations done), alive flag, "shared one of its own blocks" flag. */
 export const L_PROGRESS = 16;
 export const L_ALIVE = 32;
@@ -248,6 +292,8 @@ export const K_HELD = 1;
 export const K_SENT = 2;
 export const K_FREED = 3;
 export const K_DIED = 4;
+/** Its malloc was refused with `OUT_OF_MEMORY` while a fill held the heap full: no block was ever made. */
+export const K_REFUSED = 5;
 
 export const OP_NONE = 0;
 export const OP_MALLOC = 1;
@@ -272,6 +318,7 @@ export function describeState(s: number): string {
   if (k === K_SENT) return `sent from agent ${fromOf(s)} to agent ${holderOf(s)}`;
   if (k === K_FREED) return 'freed';
   if (k === K_DIED) return 'died with its worker';
+  if (k === K_REFUSED) return 'refused (the heap was full)';
   return `state ${s}`;
 }
 
@@ -320,6 +367,14 @@ export interface WorkerFigures {
   maxLive: number;
   /** Blocks freed after the worker that allocated them had left (its thread had ended). */
   freedAfterLeft: number;
+  /** Blocks the fill got before the heap said `OUT_OF_MEMORY` (0: this worker made no fill). */
+  fillBlocks: number;
+  /** Bytes those blocks held (what was asked for). */
+  fillBytes: number;
+  /** This worker's allocations refused with `OUT_OF_MEMORY` while a fill held the heap full. */
+  fullRefusals: number;
+  /** Its allocations refused with `OUT_OF_MEMORY` after the fill had given its blocks back. */
+  afterFillRefusals: number;
 }
 
 /** What a departing worker saw just before its thread ended. */

@@ -10,6 +10,7 @@ import {
   K_FREED,
   K_HELD,
   K_SENT,
+  K_REFUSED,
   K_UNUSED,
   L_ALIVE,
   L_LEFT,
@@ -71,6 +72,16 @@ export interface RunFigures {
   leftInTransit: number;
   /** Blocks freed (by workers or the main thread) after the worker that allocated them had left. */
   freedAfterLeft: number;
+  /** 1 when the run filled its heap to the limit (see `Fill`), else 0. */
+  fills: number;
+  /** Blocks the fill got before `OUT_OF_MEMORY`. */
+  fillBlocks: number;
+  /** Bytes those blocks held. */
+  fillBytes: number;
+  /** Allocations refused with `OUT_OF_MEMORY` while the fill held the heap full (the fill's own included). */
+  fullRefusals: number;
+  /** Allocations refused with `OUT_OF_MEMORY` after the fill had given its blocks back (see swarm-worker.ts). */
+  afterFillRefusals: number;
   died: number;
   diedBytes: number;
   /** pool_global: slabs whose blocks were all free that went back to the address space during the run. */
@@ -167,6 +178,11 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     leftLive: 0,
     leftInTransit: 0,
     freedAfterLeft: 0,
+    fills: 0,
+    fillBlocks: 0,
+    fillBytes: 0,
+    fullRefusals: 0,
+    afterFillRefusals: 0,
     died: 0,
     diedBytes: 0,
     slabsReturned: 0,
@@ -419,7 +435,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
         const n = Math.min(Atomics.load(L, L_NEXT_ID), capacity - 1);
         for (let id = 1; id <= n; id++) {
           const e = entry(id);
-          if (L[e + 1] === a.index && kindOf(L[e]!) !== K_FREED && kindOf(L[e]!) !== K_UNUSED) arenaOf.set(id, engine.arenaOwnerOf(L[e + 3]! >>> 0));
+          if (L[e + 1] === a.index && kindOf(L[e]!) !== K_FREED && kindOf(L[e]!) !== K_UNUSED && kindOf(L[e]!) !== K_REFUSED) arenaOf.set(id, engine.arenaOwnerOf(L[e + 3]! >>> 0));
         }
       }
       const report = heap.reap(a.agentId, { releaseLive });
@@ -494,7 +510,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       const e = entry(id);
       const s = Atomics.load(L, e);
       const k = kindOf(s);
-      if (k === K_FREED) continue;
+      if (k === K_FREED || k === K_REFUSED) continue;
       const diedHere =
         (k === K_HELD && !alive(holderOf(s))) || (k === K_SENT && (!alive(holderOf(s)) || !alive(fromOf(s))));
       if (k === K_UNUSED && dead.length > 0) {
@@ -553,6 +569,15 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       fig.idles += f.idles;
       fig.waits += f.waits;
       fig.freedAfterLeft += f.freedAfterLeft;
+      fig.fillBlocks += f.fillBlocks;
+      fig.fillBytes += f.fillBytes;
+      fig.fullRefusals += f.fullRefusals;
+      fig.afterFillRefusals += f.afterFillRefusals;
+    }
+    // The filler runs to the end, so its figures are here: a fill that got nothing did not fill anything.
+    if (config.fill !== null) {
+      if (fig.fillBlocks === 0) throw new RunFailure(`the fill by worker ${config.fill.worker} got no block before OUT_OF_MEMORY`);
+      fig.fills = 1;
     }
     fig.ok = true;
   } catch (e) {

@@ -16,8 +16,10 @@ import {
   K_DIED,
   K_FREED,
   K_SENT,
+  K_REFUSED,
   K_UNUSED,
   L_ALIVE,
+  L_FILL_EPOCH,
   L_LEFT,
   L_LIVE_KIB,
   L_NEXT_ID,
@@ -82,7 +84,23 @@ const outbox = new Map<number, BlockBatch>();
 const dead = new Set<number>();
 /** Workers that left or are leaving: nothing is sent to them any more. */
 const gone = new Set<number>();
-const fig: WorkerFigures = { mallocs: 0, callocs: 0, reallocs: 0, frees: 0, sent: 0, received: 0, bytes: 0, idles: 0, waits: 0, maxLive: 0, freedAfterLeft: 0 };
+const fig: WorkerFigures = {
+  mallocs: 0,
+  callocs: 0,
+  reallocs: 0,
+  frees: 0,
+  sent: 0,
+  received: 0,
+  bytes: 0,
+  idles: 0,
+  waits: 0,
+  maxLive: 0,
+  freedAfterLeft: 0,
+  fillBlocks: 0,
+  fillBytes: 0,
+  fullRefusals: 0,
+  afterFillRefusals: 0,
+};
 let mode: 'waiting' | 'running' | 'done' | 'leaving' | 'releasing' | 'zombie' | 'faulted' = 'waiting';
 let paused = false;
 let sleeping = false;
@@ -93,6 +111,7 @@ let longSleeps = 0;
 const detachAt = config.detaches.find((d) => d.worker === me)?.atOp ?? -1;
 const departure = config.departures.find((d) => d.worker === me);
 const leaveAt = departure?.atOp ?? -1;
+const fillAt = config.fill?.worker === me ? config.fill.atOp : -1;
 const waitCell = new Int32Array(new SharedArrayBuffer(4));
 
 const producers = Math.ceil(config.workers / 2);
@@ -173,19 +192,27 @@ function doMalloc(): void {
   pending(OP_MALLOC, size);
   let p: number;
   let req = size;
-  if (zeroed) {
-    const count = 1 + Math.floor(rand() * 4);
-    const per = Math.floor(size / count);
-    req = count * per;
-    p = heap.calloc(count, per);
-    const u8 = bytes();
-    sampled(req, (o) => {
-      if (u8[p + o] !== 0) fault(`calloc(${count}, ${per}) at ${p}: byte ${o} is ${u8[p + o]}, not 0`);
-    });
-    fig.callocs++;
-  } else {
-    p = heap.malloc(size);
-    fig.mallocs++;
+  const epoch = Atomics.load(L, L_FILL_EPOCH);
+  try {
+    if (zeroed) {
+      const count = 1 + Math.floor(rand() * 4);
+      const per = Math.floor(size / count);
+      req = count * per;
+      p = heap.calloc(count, per);
+      const u8 = bytes();
+      sampled(req, (o) => {
+        if (u8[p + o] !== 0) fault(`calloc(${count}, ${per}) at ${p}: byte ${o} is ${u8[p + o]}, not 0`);
+      });
+      fig.callocs++;
+    } else {
+      p = heap.malloc(size);
+      fig.mallocs++;
+    }
+  } catch (e) {
+    if (!refusedWhileFull(e, epoch)) throw e;
+    step(K_UNUSED, K_REFUSED, id, 'refused');
+    pending(OP_NONE);
+    return;
   }
   const usable = heap.usableSize(p);
   if (p === 0 || usable < req) fault(`malloc(${req}) gave ${p} with usable size ${usable}`);
@@ -282,7 +309,16 @@ function doReallocChain(): void {
     if (next - size > config.maxHeldBytes - heldBytes || (next > size && overBudget(next))) next = Math.floor(size / 2);
     const e = entry(id);
     pending(OP_REALLOC, next, L[e + 2]!);
-    const q = heap.realloc(p, next);
+    const epoch = Atomics.load(L, L_FILL_EPOCH);
+    let q: number;
+    try {
+      q = heap.realloc(p, next);
+    } catch (e) {
+      if (!refusedWhileFull(e, epoch)) throw e;
+      pending(OP_NONE);
+      verify(id, p, size, 'after its realloc was refused for want of room'); // a refused realloc leaves the block as it was
+      break;
+    }
     const keep = Math.min(size, next);
     // The bytes the old size's pattern covered, up to the new size, must have come along.
     const u8 = bytes();
@@ -322,9 +358,91 @@ function maintenance(): void {
   else heap.returnIdle();
 }
 
+/**
+ * Whether `e`, thrown by an allocation that started when the fill epoch read `before`, is the heap saying it is
+ * full in a run with a fill: `OUT_OF_MEMORY` once the fill has begun. While the fill holds the heap full that is
+ * what every allocation should meet; after it, each backend may still refuse for a while, in ways its design
+ * note states: the classic pool never merges or returns what it handed out (class memory stays with its class),
+ * the global pool's empty slabs go back only on the main thread's idle return, and the arena's regions, once
+ * carved, keep their address space (an oversized request needs room outside them) while the filler's emptied
+ * arenas wait for its next sweep. Those are counted apart (`afterFillRefusals`). Any other error, a 0, or a
+ * block handed out twice stays a fault.
+ */
+function refusedWhileFull(e: unknown, before: number): boolean {
+  if (config.fill === null || (e as { code?: string })?.code !== 'OUT_OF_MEMORY') return false;
+  const after = Atomics.load(L, L_FILL_EPOCH);
+  if (after === 0) return false;
+  if ((before & 1) === 1 || after !== before) fig.fullRefusals++;
+  else fig.afterFillRefusals++;
+  return true;
+}
+
+/** The tag the fill writes at both ends of its `k`th block. */
+const fillTag = (k: number) => (Math.imul(k + 1, 0x9e3779b1) ^ (me << 24)) | 0;
+
+/**
+ * The fill (see `Fill`): mallocs blocks of the fill's size until the heap says `OUT_OF_MEMORY`, then asks again
+ * for that size, a small, a large and an oversized one; every block must be a nonzero pointer whose usable
+ * bytes lie inside the buffer and below 4 GiB, none may overlap another or a block this worker holds, each
+ * keeps the tag written at its two ends, the heap checks clean, and every refusal is a HeapError
+ * `OUT_OF_MEMORY`. Then all of them are freed.
+ */
+function doFill(): void {
+  const size = config.fill!.size;
+  Atomics.add(L, L_FILL_EPOCH, 1);
+  const ptrs: number[] = [];
+  const sizes: number[] = [];
+  const take = (s: number): boolean => {
+    let p: number;
+    try {
+      p = heap.malloc(s);
+    } catch (e) {
+      const code = (e as { code?: string })?.code;
+      if (code !== 'OUT_OF_MEMORY') fault(`the fill's malloc(${s}) after ${ptrs.length} blocks threw ${code ?? ''} ${(e as Error)?.message}, not OUT_OF_MEMORY`);
+      fig.fullRefusals++;
+      return false;
+    }
+    const usable = heap.usableSize(p);
+    const u8 = bytes();
+    if (p === 0 || !Number.isInteger(p) || usable < s || p + usable > u8.length || p + usable > 2 ** 32) {
+      fault(`the fill's malloc(${s}) gave ${p} with usable size ${usable} in a buffer of ${u8.length} bytes`);
+    }
+    const t = fillTag(ptrs.length);
+    new DataView(u8.buffer).setInt32(p, t, true);
+    new DataView(u8.buffer).setInt32(p + s - 4, t, true);
+    ptrs.push(p);
+    sizes.push(s);
+    return true;
+  };
+  while (take(size)) {
+    if (ptrs.length > 1 << 22) fault(`the fill of ${size} B blocks got ${ptrs.length} blocks and no OUT_OF_MEMORY`);
+  }
+  fig.fillBlocks = ptrs.length;
+  fig.fillBytes = ptrs.length * size;
+  for (const s of [size, 32, 4096, 2 * MiB, 16 * MiB]) take(s);
+  // Distinct and apart: sorted by address, each block ends before the next begins (this worker's own held blocks
+  // among them); then every tag is still in place.
+  const all = ptrs.map((p, k) => [p, sizes[k]!, k] as const).concat(hPtrs.map((p, k) => [p, hSizes[k]!, -1] as const));
+  all.sort((x, y) => x[0] - y[0]);
+  for (let i = 1; i < all.length; i++) {
+    const [p, s] = all[i - 1]!;
+    if (p + Math.max(s, 1) > all[i]![0]) fault(`the fill: the block at ${p} (${s} B) overlaps the one at ${all[i]![0]} (${all[i]![1]} B)`);
+  }
+  const view = new DataView(bytes().buffer);
+  for (let k = 0; k < ptrs.length; k++) {
+    const p = ptrs[k]!;
+    const t = fillTag(k);
+    if (view.getInt32(p, true) !== t || view.getInt32(p + sizes[k]! - 4, true) !== t) fault(`the fill's block ${k} at ${p} lost its tag: another block shares its bytes`);
+  }
+  heap.check();
+  for (let k = ptrs.length - 1; k >= 0; k--) heap.free(ptrs[k]!);
+  Atomics.add(L, L_FILL_EPOCH, 1);
+}
+
 function oneOp(): void {
   ops++;
   Atomics.store(L, L_PROGRESS + me, ops);
+  if (ops === fillAt) return doFill();
   if (ops === detachAt) return doDetach();
   if (ops === leaveAt) return doLeave();
   const r = rand();
@@ -421,7 +539,7 @@ function leftBehind(): DepartureFigures {
     const e = entry(id);
     const s = Atomics.load(L, e);
     const k = kindOf(s);
-    if (k === K_UNUSED || k === K_FREED || k === K_DIED) continue;
+    if (k === K_UNUSED || k === K_FREED || k === K_DIED || k === K_REFUSED) continue;
     if (L[e + 1] === me && !dead.has(holderOf(s))) d.ownedLive++;
     if (k === K_SENT && fromOf(s) === me && !dead.has(holderOf(s))) d.inTransit++; // sent to a killed worker: never arrives
   }

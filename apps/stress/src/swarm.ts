@@ -180,7 +180,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     failed: 0,
     seeds: [],
     failures: [],
-    totals: { ms: 0, blocks: 0, bytes: 0, frees: 0, reallocs: 0, sent: 0, kills: 0, reaps: 0, releaseLiveReaps: 0, watchReaps: 0, detaches: 0, departures: 0, leftLive: 0, leftInTransit: 0, freedAfterLeft: 0, died: 0, diedBytes: 0, slabsReturned: 0, idles: 0, waits: 0, checks: 0, mainFrees: 0, quarantinedBytes: 0 },
+    totals: { ms: 0, blocks: 0, bytes: 0, frees: 0, reallocs: 0, sent: 0, kills: 0, reaps: 0, releaseLiveReaps: 0, watchReaps: 0, detaches: 0, departures: 0, leftLive: 0, leftInTransit: 0, freedAfterLeft: 0, fills: 0, fillBlocks: 0, fillBytes: 0, fullRefusals: 0, afterFillRefusals: 0, died: 0, diedBytes: 0, slabsReturned: 0, idles: 0, waits: 0, checks: 0, mainFrees: 0, quarantinedBytes: 0 },
     failureKinds: {},
     knownKillLeaks: [],
     byBackend: {},
@@ -213,7 +213,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
     summary.byBackend[config.backend] = (summary.byBackend[config.backend] ?? 0) + 1;
     summary.byPattern[config.pattern] = (summary.byPattern[config.pattern] ?? 0) + 1;
     summary.byWorkers[config.workers] = (summary.byWorkers[config.workers] ?? 0) + 1;
-    const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed (${f.reaps} reaped, ${f.watchReaps} by watch), ${f.detaches} detached, ${f.departures} left (${f.leftLive} of their blocks live elsewhere, ${f.leftInTransit} in transit; ${f.freedAfterLeft} freed after their owner left), ${f.died} died with a worker (${(f.diedBytes / MiB).toFixed(2)} MiB), ${config.backend === 'pool_global' ? `${f.slabsReturned} slabs returned, ` : ''}${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
+    const line = `run ${i + 1} seed ${f.seed}: ${f.config} | ${f.blocks} blocks, ${(f.bytes / MiB).toFixed(1)} MiB, ${f.sent} sent, ${f.reallocs} reallocs, ${f.kills} killed (${f.reaps} reaped, ${f.watchReaps} by watch), ${f.detaches} detached, ${f.departures} left (${f.leftLive} of their blocks live elsewhere, ${f.leftInTransit} in transit; ${f.freedAfterLeft} freed after their owner left), ${f.died} died with a worker (${(f.diedBytes / MiB).toFixed(2)} MiB), ${config.backend === 'pool_global' ? `${f.slabsReturned} slabs returned, ` : ''}${f.fills > 0 ? `filled to the limit with ${f.fillBlocks} blocks (${((100 * f.fillBytes) / config.heapBytes).toFixed(1)}% of maxBytes; ${f.fullRefusals} allocations refused as out of memory while full, ${f.afterFillRefusals} after), ` : ''}${f.checks} checks, ${(f.ms / 1000).toFixed(1)} s`;
     if (!f.ok && o.tolerateKillLeaks && config.kills.length > 0 && categorize(f.reason!) === 'leak') {
       summary.passed++;
       summary.knownKillLeaks.push({ seed: f.seed, reason: f.reason! });
@@ -233,7 +233,7 @@ export async function runSwarm(o: SwarmOptions, argv: string[] = []): Promise<nu
   }
   write();
   const t = summary.totals;
-  const figures = `${summary.runs} runs, ${t.blocks} blocks, ${(t.bytes / MiB / 1024).toFixed(2)} GiB allocated, ${t.sent} sent across agents, ${t.kills} workers killed (${t.reaps} reaped, ${t.watchReaps} of them by watch), ${t.detaches} detached, ${t.departures} left by ending their thread (${t.leftLive} of their blocks live elsewhere, ${t.leftInTransit} in transit; ${t.freedAfterLeft} freed after their owner left), ${t.died} blocks died with their worker, 0 lost or duplicated`;
+  const figures = `${summary.runs} runs, ${t.blocks} blocks, ${(t.bytes / MiB / 1024).toFixed(2)} GiB allocated, ${t.sent} sent across agents, ${t.kills} workers killed (${t.reaps} reaped, ${t.watchReaps} of them by watch), ${t.detaches} detached, ${t.departures} left by ending their thread (${t.leftLive} of their blocks live elsewhere, ${t.leftInTransit} in transit; ${t.freedAfterLeft} freed after their owner left), ${t.died} blocks died with their worker, ${t.fills} heaps filled to out of memory (${t.fillBlocks} blocks; ${t.afterFillRefusals} allocations refused after a fill), 0 lost or duplicated`;
   if (summary.failed === 0) {
     const known = summary.knownKillLeaks.length > 0 ? `, ${summary.knownKillLeaks.length} known kill/reap leaks tolerated (${summary.knownKillLeaks.map((k) => k.seed).join(', ')})` : '';
     console.log(`swarm: PASS - ${figures}${known} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);

@@ -21,3 +21,10 @@ export const FIXED_SEEDS = ['0x8d4a852a', '0xc4f57283', '0x906019aa', '0x7b07164
  * a consumer killed a third of the way, a detach and a departure by process.exit after handing everything on.
  */
 export const GLOBAL_SEEDS = ['0x8d4a852a', '0x7b071649'];
+
+/**
+ * Seeds whose runs fill their heap to the limit (a `Fill`): the arena on 4 GiB heaps with 64 KiB, 1 MiB (a worker
+ * killed and reaped by watch too) and 1.5 MiB blocks and on a 1 GiB heap with 256 KiB blocks, the classic pool
+ * and the global pool on 4 GiB heaps with 64 KiB blocks.
+ */
+export const FILL_SEEDS = ['0x89d900a8', '0xb65a8385', '0xe81f131b', '0x14f4d814', '0xed267aaa', '0x1554c798'];

@@ -1,5 +1,6 @@
 // The swarm's CI slice (about 2 minutes on 2 cores): fixed seeds that cover the three backends, every pattern,
-// kills with reaps on pool_arena and without on pool_global, detaches and departures; then fresh seeds for a
+// kills with reaps on pool_arena and without on pool_global, detaches and departures; seeds that fill their heap
+// (4 GiB included) to out of memory on each backend, and a planted bug at the top of 4 GiB; then fresh seeds for a
 // bounded time; then planted bugs (one line of the arena's drain protocol, one of the global pool's free list,
 // flipped in a private copy of the built packages) that the swarm must catch, with a seed that replays. The
 // full soak is `pnpm stress swarm --minutes N` (docs/RELIABILITY.md).
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { snapshotLib } from '../src/swarm-lib.js';
 import { drawConfig } from '../src/swarm-protocol.js';
-import { FIXED_SEEDS, GLOBAL_SEEDS } from './swarm-seeds.js';
+import { FILL_SEEDS, FIXED_SEEDS, GLOBAL_SEEDS } from './swarm-seeds.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const packages = fileURLToPath(new URL('../../../packages', import.meta.url));
@@ -75,6 +76,32 @@ describe('the swarm', () => {
     const died = [...r.out.matchAll(/^run \d+ seed \S+: global .* (\d+) died with a worker \(/gm)].map((m) => Number(m[1]));
     expect(died).toHaveLength(2);
     expect(died[0]).toBeGreaterThan(0);
+  }, 50_000);
+
+  it('fills heaps to their limit, 4 GiB included, on every backend: a clear out of memory, never a block twice', () => {
+    const configs = FILL_SEEDS.map((s) => drawConfig(Number(s)));
+    expect(configs.every((c) => c.fill !== null)).toBe(true);
+    expect(new Set(configs.map((c) => c.backend))).toEqual(new Set(['pool_arena', 'pool_classic', 'pool_global']));
+    expect(configs.filter((c) => c.backend === 'pool_arena' && c.heapBytes === 2 ** 32).length).toBeGreaterThanOrEqual(3);
+    const r = swarm(['--seed', FILL_SEEDS.join(','), ...OPEN_BUG_FLAGS], 80_000);
+    console.log(r.out);
+    expect(r.status).toBe(0);
+    const verdict = r.out.trimEnd().split('\n').at(-1)!;
+    expect(verdict).toMatch(/^swarm: PASS - 6 runs, .* 6 heaps filled to out of memory \(\d+ blocks; /);
+    // Every arena fill of a 4 GiB heap reached the region at its top, where a slab's end once wrapped to 0.
+    const shares = [...r.out.matchAll(/^run \d+ seed \S+: arena .*4096MiB.* filled to the limit with \d+ blocks \(([\d.]+)% of maxBytes/gm)].map((m) => Number(m[1]));
+    expect(shares).toHaveLength(3);
+  }, 95_000);
+
+  it('catches a planted bug: the slot that ends at 4 GiB is carved again', () => {
+    const dest = mkdtempSync(join(tmpdir(), 'paddock-planted-top-'));
+    temps.push(dest);
+    // One word of the region header, flipped: the slot whose arena would end at 2^32 is no longer held out.
+    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-arena.js', find: 'i32[b + R_BITMAP] = 3 | this.heldOutBit(r)', replace: 'i32[b + R_BITMAP] = 3' }], packages);
+    const r = swarm(['--seed', FILL_SEEDS[0]!, '--lib', lib], 40_000);
+    console.log(r.out);
+    expect(r.status).toBe(1);
+    expect(r.out.trimEnd().split('\n').at(-1)).toMatch(/^swarm: FAIL - 1 of 1 runs failed .*first: seed 0x89d900a8: /);
   }, 50_000);
 
   it('passes on fresh seeds for 30 s (a failure prints the seed to replay)', () => {

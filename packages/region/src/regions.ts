@@ -23,6 +23,8 @@ import { GRANULE, HeapError, PAGE_SIZE, agentCanBlock, checkAddressSpace, claimF
 import { SLOTS_PER_REGION, USABLE_SLOTS_PER_REGION, checkGeometry, chooseGeometry, type Geometry } from './geometry.js';
 
 const HEAP_MAGIC = 0x48524450; // 'PDRH'
+/** The end of the largest space, 4 GiB: no arena may end there (see `heldOutBit`). */
+const TOP = 2 ** 32;
 const REGION_MAGIC = 0x47524450; // 'PDRG'
 const VERSION = 1;
 
@@ -246,7 +248,7 @@ export class Regions {
     const region = (arena & this.regionMask) >>> 0;
     if (region === arena || !this.isRegion(region)) return false;
     const bit = 1 << ((arena - region) >>> this.arenaShift);
-    return (Atomics.load(this.space.i32, (region >>> 2) + R_BITMAP) & bit) !== 0;
+    return (bit & this.heldOutBit(region)) === 0 && (Atomics.load(this.space.i32, (region >>> 2) + R_BITMAP) & bit) !== 0;
   }
 
   /** The arena an address inside it belongs to: `(ptr & ~(arenaBytes - 1)) >>> 0`, no memory read. */
@@ -270,7 +272,7 @@ export class Regions {
   carvedArenas(): number[] {
     const out: number[] = [];
     for (const r of this.regionList()) {
-      const bits = Atomics.load(this.space.i32, (r >>> 2) + R_BITMAP); // the walk may have refreshed the views
+      const bits = Atomics.load(this.space.i32, (r >>> 2) + R_BITMAP) & ~this.heldOutBit(r); // the walk may have refreshed the views
       for (let slot = 1; slot < SLOTS_PER_REGION; slot++) {
         if ((bits & (1 << slot)) !== 0) out.push(r + slot * this.arenaBytes);
       }
@@ -348,13 +350,22 @@ export class Regions {
     const i32 = space.i32;
     const b = r >>> 2;
     i32[b + R_MAGIC] = REGION_MAGIC;
-    i32[b + R_BITMAP] = 0b11; // header + the arena we return
+    i32[b + R_BITMAP] = 0b11 | this.heldOutBit(r); // header + the arena we return (+ a slot ending at 2^32)
     i32[b + R_REGION_BYTES] = this.regionBytes;
     this.pushRegion(r);
     if (this.progressWord !== 0) Atomics.store(space.i32, this.progressWord >>> 2, 0);
     Atomics.sub(i32, this.hw + H_OPENING, 1);
     this.current = r;
     return (r + this.arenaBytes) >>> 0;
+  }
+
+  /**
+   * The bitmap bit of the slot of region `r` that ends at 2^32, or 0. That slot is never carved: it is marked
+   * taken when the region is written. An arena records the ends of its slabs (a bump, a slab's end) as uint32
+   * words, and an end of 2^32 would read back as 0; so no arena may end at the top of a 4 GiB space.
+   */
+  private heldOutBit(r: number): number {
+    return r + this.regionBytes === TOP ? 1 << (SLOTS_PER_REGION - 1) : 0;
   }
 
   /** Pushes the region at `r` (its header written) onto the shared list with one CAS, and counts it. */
@@ -442,15 +453,19 @@ export class Regions {
     if (!this.isRegion(region)) {
       throw new HeapError('BAD_POINTER', `cannot ${what} arena ${formatAddress(arena)}: ${formatAddress(region)} is not a region of this heap`, arena);
     }
+    if (arena + this.arenaBytes === TOP) {
+      throw new HeapError('BAD_POINTER', `cannot ${what} arena ${formatAddress(arena)}: the slot that ends at 4 GiB is never an arena`, arena);
+    }
     return region;
   }
 
   private outOfMemory(): HeapError {
     const regions = this.regionList();
+    const slots = regions.length * USABLE_SLOTS_PER_REGION - regions.filter((r) => this.heldOutBit(r) !== 0).length;
     return new HeapError(
       'OUT_OF_MEMORY',
       `out of memory: the heap's maxBytes ${formatBytes(this.space.maxBytes)} is used up; its ${regions.length} regions of ` +
-        `${formatBytes(this.regionBytes)} have all ${regions.length * USABLE_SLOTS_PER_REGION} arena slots of ${formatBytes(this.arenaBytes)} carved, ` +
+        `${formatBytes(this.regionBytes)} have all ${slots} arena slots of ${formatBytes(this.arenaBytes)} carved, ` +
         `and no ${formatBytes(this.regionBytes)}-aligned range is free for another region`,
     );
   }

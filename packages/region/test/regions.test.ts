@@ -211,16 +211,23 @@ describe('carving', () => {
     expect(space.u8[keep]).toBe(7);
   });
 
-  it('serves arenas above 2 GiB and masks them without going negative', () => {
+  it('serves arenas above 2 GiB and masks them without going negative; no arena ends at 4 GiB', () => {
     const { space, regions } = heap(4 * GiB);
     expect(regions.geometry).toEqual(LARGE_GEOMETRY);
     const arenas: number[] = [];
-    for (let i = 0; i < 15 * 31; i++) arenas.push(regions.carveArena());
-    expectHeapError(() => regions.carveArena(), 'OUT_OF_MEMORY', /4294967296 \(4 GiB\)/);
+    // 15 regions of 31 slots, less the slot that would end at 2^32 (an arena's slab ends are uint32 words).
+    for (let i = 0; i < 15 * 31 - 1; i++) arenas.push(regions.carveArena());
+    expectHeapError(() => regions.carveArena(), 'OUT_OF_MEMORY', /4294967296 \(4 GiB\).*all 464 arena slots/);
+    expect(new Set(arenas).size).toBe(arenas.length);
     const high = arenas.filter((a) => a >= 2 ** 31);
     expect(high.length).toBeGreaterThan(200);
     const top = Math.max(...arenas);
-    expect(top).toBe(4 * GiB - 8 * MiB);
+    expect(top).toBe(4 * GiB - 16 * MiB);
+    expect(arenas.every((a) => a + 8 * MiB < 2 ** 32)).toBe(true);
+    const heldOut = 4 * GiB - 8 * MiB;
+    expect(regions.isCarved(heldOut)).toBe(false);
+    expect(regions.carvedArenas()).not.toContain(heldOut);
+    expectHeapError(() => regions.releaseArena(heldOut), 'BAD_POINTER', /ends at 4 GiB/);
     expect(regions.arenaBase(top + 12345)).toBe(top);
     expect(regions.arenaBase(top + 8 * MiB - 1)).toBe(top);
     expect(regions.isCarved(top)).toBe(true);
@@ -230,6 +237,7 @@ describe('carving', () => {
     expect(regions.isCarved(top)).toBe(false);
     expect(space.isCommitted(top + 8 * MiB - PAGE_SIZE, PAGE_SIZE)).toBe(false);
     expect(regions.carveArena()).toBe(top);
+    expectHeapError(() => regions.carveArena(), 'OUT_OF_MEMORY');
     expect(regions.regionList().every((r) => r > 0 && r % (256 * MiB) === 0)).toBe(true);
   });
 });

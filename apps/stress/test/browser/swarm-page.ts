@@ -15,7 +15,7 @@ const suite = new PageSuite();
 try {
   // Every fixed seed of the CI slice (swarm-seeds.ts): arena, classic and global runs of every pattern, kills
   // and detaches, oversized blocks and realloc chains; their departures left out and their kills unwatched.
-  const configs = [...FIXED_SEEDS.map((s) => drawConfig(Number(s), SCALE, { noGlobal: true })), ...GLOBAL_SEEDS.map((s) => drawConfig(Number(s), SCALE))];
+  const configs = [...FIXED_SEEDS.map((s) => drawConfig(Number(s), SCALE, { noGlobal: true, noFill: true })), ...GLOBAL_SEEDS.map((s) => drawConfig(Number(s), SCALE, { noFill: true }))];
   const t = suite.group('the swarm');
   for (const config of configs) {
     config.departures = [];
