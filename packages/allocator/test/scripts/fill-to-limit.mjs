@@ -45,7 +45,9 @@ function fillCell(size, start) {
     if (problems.length < MAX_PROBLEMS) problems.push(text);
   };
   const heap = createHeap({ maxBytes, backing });
-  const regionBytes = heap.snapshot().arena?.regionBytes ?? 0;
+  const arenaSnapshot = heap.snapshot().arena;
+  const regionBytes = arenaSnapshot?.regionBytes ?? 0;
+  const arenaBytes = arenaSnapshot?.arenaBytes ?? 0;
   const topWindow = start !== 'prefill' ? 0 : regionBytes > 0 ? regionBytes + 16 * MiB : 64 * MiB;
 
   // Granules of 32 bytes handed out and not freed.
@@ -232,6 +234,7 @@ function fillCell(size, start) {
     maxBytes,
     size,
     topWindow,
+    arenaBytes,
     counts,
     share: (counts.fill * size) / maxBytes,
     topEnd,
