@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 import { preset } from '../../tools/tsup.preset.mjs';
 
-// An app, not a library: the Node entry, the workers' scripts (cross-32's and the programs'), the report
+// An app, not a library: the Node entry, the workers' scripts (cross-32's and the programs'), the capacity child, the report
 // writer and the wasm-calls measurement, each bundled flat into dist/ (the main thread finds the workers next
 // to itself), no type declarations. @thi.ng/malloc stays external so the peer runs exactly as published, from node_modules.
 export default defineConfig(
@@ -11,6 +11,7 @@ export default defineConfig(
       'cross-worker': 'src/workloads/cross-worker.ts',
       'program-worker': 'src/workloads/program-worker.ts',
       'snapshot-worker': 'src/workloads/snapshot-worker.ts',
+      'capacity-child': 'src/workloads/capacity-child.ts',
       'report-md': 'src/report-md.ts',
       'wasm-calls': 'src/wasm-calls.ts',
     },

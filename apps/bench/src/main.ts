@@ -14,7 +14,8 @@
  * against plain JS), `realloc` (growth chains 64 KiB -> 64 MiB at profile rungs 1, 3, 5 and 10: time against
  * memory kept), the programs (Pony's, the classic pool's pathologies, mimalloc-bench's shapes) and `scopes`
  * (the arena, a scope per call and the global pool on the same calls, against the arena) and `snapshots` (what
- * `heap.snapshot()` costs on a 1 GiB heap, and what one every 100 ms costs two churning agents). Rounds
+ * `heap.snapshot()` costs on a 1 GiB heap, and what one every 100 ms costs two churning agents), and `capacity` (how
+ * much of a 1 GiB and a 4 GiB heap each backend hands out: one size at a time, one block by malloc, one by realloc). Rounds
  * are interleaved across peers, each batch on a fresh allocator instance; medians, intervals and ratios of
  * the same run go to tables on stdout and, with every sample, to results/latest.json. Paddock's targets are
  * checked here: a pair <= 10 ns; churn <= 1.5x the floor and below thi.ng; the programs' own.

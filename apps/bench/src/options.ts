@@ -83,6 +83,8 @@ export interface Options {
   verify: boolean;
   strict: boolean;
   touch: boolean;
+  /** --capacity-doc: the capacity workload also writes its table to docs/CAPACITY.md. */
+  capacityDoc: boolean;
 }
 
 /** A workload's warm-up or measured rounds: as given on the command line, or the mode's figure for it. */
@@ -106,7 +108,7 @@ function wrap(lead: string, text: string, width: number): string {
 export function usage(): string {
   const only = wrap('  --only LIST   ', `peers (${peerNames().join(', ')}) and/or workloads (${workloadNames().join(', ')})`, 118);
   return `usage: node apps/bench/dist/main.js [--full] [--rounds N] [--warmup N] [--only name,name]
-                                   [--json path] [--seed N] [--verify] [--strict] [--no-touch]
+                                   [--json path] [--seed N] [--verify] [--strict] [--no-touch] [--capacity-doc]
   --full        ${FULL.rounds} rounds, longer sequences, ${FULL.budgetMs} ms cap per peer and round (default: quick, ${QUICK.rounds} rounds, ${QUICK.budgetMs} ms)
   --rounds N    measured rounds (after the warm-up rounds)
   --warmup N    warm-up rounds, at least 1 (the first one calibrates the time cap)
@@ -116,7 +118,8 @@ ${only}
   --verify      run the long self-check on every peer and exit
   --strict      exit 1 when a Paddock target is NOT MET
   --no-touch    leave the prefilled blocks untouched (the timed churn then pays the first touch of
-                their pages)`;
+                their pages)
+  --capacity-doc  the capacity workload (--only capacity) also writes its table to docs/CAPACITY.md`;
 }
 
 /** Says what is wrong with the command line, shows the usage, and exits 2. */
@@ -139,6 +142,7 @@ export function parseArgs(argv: string[]): Options {
     verify: false,
     strict: false,
     touch: true,
+    capacityDoc: false,
   };
   const int = (name: string, v: string | undefined, min: number): number => {
     const n = Number(v);
@@ -187,6 +191,9 @@ export function parseArgs(argv: string[]): Options {
         break;
       case '--no-touch':
         o.touch = false;
+        break;
+      case '--capacity-doc':
+        o.capacityDoc = true;
         break;
       case '--help':
       case '-h':

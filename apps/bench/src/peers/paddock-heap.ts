@@ -164,8 +164,8 @@ export async function loadPaddock(backend: PaddockBackend): Promise<PaddockLoad>
   return { ok: true, createHeap: mod.createHeap as CreateHeap, url: url.href };
 }
 
-/** The built `@paddock/allocator`, one backend (the multi-agent workloads' workers load it from here too). */
-function paddockDistUrl(backend: PaddockBackend): URL {
+/** The built `@paddock/allocator`, one backend (the multi-agent workloads' workers and the capacity children load it from here too). */
+export function paddockDistUrl(backend: PaddockBackend): URL {
   // dist/main.js -> apps/bench/dist -> repository root
   return new URL(`../../../packages/allocator/dist/${DIST_FILE[backend]}`, import.meta.url);
 }

@@ -2,6 +2,7 @@
  * The workloads, in the order they run and print. A new workload: its file in this folder (a
  * `WorkloadDescriptor`) and its line here.
  */
+import { capacity } from './capacity.js';
 import { cross } from './cross.js';
 import { hold } from './hold.js';
 import { programs } from './programs.js';
@@ -11,4 +12,4 @@ import { snapshots } from './snapshots.js';
 import { timed } from './timed.js';
 import type { WorkloadDescriptor } from './workload.js';
 
-export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes, snapshots];
+export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes, snapshots, capacity];
