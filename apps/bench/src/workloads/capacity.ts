@@ -157,7 +157,8 @@ export function sizeName(bytes: number): string {
   return `${bytes} B`;
 }
 
-const pct = (x: number | null) => (x === null ? 'failed' : `${(x * 100).toFixed(1)}%`);
+/** A share as a percentage with one decimal, rounded down (84.96% shows as 84.9%, never as a met 85.0%). */
+const pct = (x: number | null) => (x === null ? 'failed' : `${(Math.floor(x * 1000) / 10).toFixed(1)}%`);
 
 /** The table: a row per backend and heap size, a column per size, then malloc max and realloc max. */
 export function capacityTable(rows: readonly CapacityRow[]): string[] {
