@@ -132,7 +132,9 @@ export class Scope {
   /**
    * Allocates `size` bytes in the scope and returns a pointer into the heap's views, 16-byte aligned. The
    * memory is not zeroed and lives until the scope closes.
-   * @throws RangeError for a size that is not an integer from 0 to the heap's size; HeapError DETACHED once closed.
+   * @throws RangeError for a size that is not an integer from 0 to the heap's size; HeapError OUT_OF_MEMORY
+   * when the heap cannot serve the chunk it needs (the scope stays open, what it handed out stays valid);
+   * HeapError DETACHED once closed.
    */
   malloc(size: number): number {
     if ((size >>> 0) === size && size < FAST_MAX) {
@@ -148,7 +150,7 @@ export class Scope {
 
   /**
    * Allocates `count * size` bytes in the scope, zeroed.
-   * @throws RangeError as `heap.calloc` does; HeapError DETACHED once closed.
+   * @throws RangeError as `heap.calloc` does; HeapError OUT_OF_MEMORY as `malloc`; HeapError DETACHED once closed.
    */
   calloc(count: number, size: number): number {
     if (this.closed) throw scopeClosedError();
