@@ -117,10 +117,13 @@ export function contractCases(t: Suite, backend: string, create: (o: HeapOptions
     heap.u8.set([1, 2, 3], kept);
     outOfMemory(() => heap.realloc(kept, maxBytes));
     t.expect([...heap.u8.subarray(kept, kept + 3)]).toEqual([1, 2, 3]); // the block stays live, untouched
-    {
-      using scope = heap.scope();
+    const scope = heap.scope();
+    try {
       outOfMemory(() => scope.malloc(maxBytes));
       outOfMemory(() => scope.calloc(1, maxBytes));
+      t.expect(scope.malloc(64)).toBeGreaterThan(0); // the scope stays open and serves what fits
+    } finally {
+      scope.close();
     }
     t.expect(() => heap.malloc(maxBytes + 1)).toThrow(RangeError); // above maxBytes: a bad size, not a full heap
     heap.check();
