@@ -22,6 +22,7 @@ export class AgentLocks {
    * @param nonce the heap's random number, which names its locks apart from other heaps'.
    * @param isGone whether this agent has left the heap (it then reaps nothing).
    * @param reap reaps the agent with that id (RangeError: another agent reaped it first).
+   * @param report takes any other error of such a reap (it runs from a lock's callback, where nobody could catch it).
    */
   constructor(
     private readonly space: AddressSpace,
@@ -30,6 +31,7 @@ export class AgentLocks {
     private readonly nonce: number,
     private readonly isGone: () => boolean,
     private readonly reap: (agentId: number) => void,
+    private readonly report: (err: unknown) => void,
   ) {
     const area = arena.agentArea >>> 2;
     this.release = holdAgentLock(this.lockName(space.agentId), () => Atomics.store(arena.i32, area + G_LOCK, 1));
@@ -66,7 +68,7 @@ export class AgentLocks {
         try {
           this.reap(id);
         } catch (err) {
-          if (!(err instanceof RangeError)) throw err; // another agent reaped it first
+          if (!(err instanceof RangeError)) this.report(err); // a RangeError: another agent reaped it first
         }
       });
     }

@@ -14,7 +14,7 @@ import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
 import { AgentLocks } from './agent-locks.js';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { InboxWake } from './inbox-wake.js';
-import { HeapBase, addonOf, closedError } from './heap-base.js';
+import { HeapBase, addonOf, closedError, withOptions } from './heap-base.js';
 import { releaseSpareChunk } from './scope.js';
 import type { ArenaHeapStats } from './stats.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions, type WatchOptions } from './types.js';
@@ -103,7 +103,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     // In a browser the agent holds a Web Lock for as long as it is attached: the browser lets it go when the
     // worker is terminated or closes itself, which is how a watching agent learns that it is gone.
     const nonce = Atomics.load(space.i32, regions.userWord(U_NONCE) >>> 2);
-    this.locks = new AgentLocks(space, regions, this.arena, nonce, () => this.detached, (id) => this.reap(id));
+    this.locks = new AgentLocks(space, regions, this.arena, nonce, () => this.detached, (id) => this.reap(id), (err) => this.reportError(err, 'reap'));
     this.stashReleased = 0;
     this.inboxWake = new InboxWake(this.arena, registry, () => this.detached);
   }
@@ -512,7 +512,7 @@ export function createArenaHeap(options: HeapOptions = {}): ArenaBackedHeap {
   Atomics.store(i32, regions.userWord(U_PROFILE) >>> 2, profile);
   Atomics.store(i32, regions.userWord(U_BACKEND) >>> 2, BACKEND_CODE);
   Atomics.store(i32, regions.userWord(U_NONCE) >>> 2, crypto.getRandomValues(new Int32Array(1))[0]!);
-  return new ArenaBackedHeap(space, regions, registry, profile);
+  return withOptions(new ArenaBackedHeap(space, regions, registry, profile), options);
 }
 
 /**
@@ -528,5 +528,5 @@ export function attachArenaHeap(handle: HeapHandle, options: AttachOptions = {})
     throw new HeapError('BAD_HANDLE', 'the heap header does not name this backend');
   }
   const profile = Atomics.load(i32, regions.userWord(U_PROFILE) >>> 2);
-  return new ArenaBackedHeap(space, regions, registry, validateProfile(profile));
+  return withOptions(new ArenaBackedHeap(space, regions, registry, validateProfile(profile)), options);
 }
