@@ -55,6 +55,17 @@ function isShared(buffer: ArrayBufferLike): boolean {
  */
 const exitHooks = new WeakMap<object, () => void>();
 const watchedWorkers = new WeakMap<object, WeakSet<object>>();
+/**
+ * Thread keys (see the platform's `threadKey`) of the workers a heap object of this thread watches and whose exit
+ * it has not seen: their agents are alive, whatever else says (see `reap`).
+ */
+const watchedLiveThreads = new Set<number>();
+
+/** Whether `thread` is the key of a worker watched from this thread that has not exited. */
+export function watchedThreadAlive(thread: number): boolean {
+  return watchedLiveThreads.has(thread);
+}
+
 /** Per heap object: the handler set with `onError` (none: the default), and the codes the default has warned of. */
 const errorHandlers = new WeakMap<object, BackgroundErrorHandler | null>();
 const warnedCodes = new WeakMap<object, Set<string>>();
@@ -224,7 +235,9 @@ export abstract class HeapBase {
       watched.add(worker);
       const thread = w.threadId + 1; // the key the worker's agents recorded (see threadKey)
       const releaseLive = options.releaseLive === true;
+      watchedLiveThreads.add(thread);
       (worker as WatchableWorker).once('exit', () => {
+        watchedLiveThreads.delete(thread);
         if (this.detached) return;
         try {
           this.reapThread(thread, { releaseLive });
