@@ -134,6 +134,10 @@ export interface Heap {
   readonly isDetached: boolean;
   /** Reaps the agents of `worker` that did not leave when it exits; false where the backend cannot reap. */
   watch(worker: WatchableWorker | BrowserWorker, options?: WatchOptions): boolean;
+  /**
+   * Recovers an agent that died without detaching. An agent it can tell is alive (its worker watched and not exited,
+   * or its thread answering) is refused with `HeapError` AGENT_ALIVE; see the backend for when it cannot tell.
+   */
   reap(agentId: number, options?: { releaseLive?: boolean }): ReapReport & { stashReleased: number };
   setProfile(rung: number): void;
   /** Opens a scope: bump allocation from chunks of this heap, all given back when it closes (see scope.ts). */

@@ -2,9 +2,10 @@
 // user set, or a warning said once; the process lives on (this file running to its end is the proof) and so does the
 // tick.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { B_LENGTH } from '@paddock/arena';
+import { AGENT_MAGIC, B_LENGTH, G_MAGIC } from '@paddock/arena';
 import { HeapError } from '@paddock/platform';
 import { attachArenaHeap as attachHeap, createArenaHeap as createHeap, type ArenaBackedHeap } from '../src/heap.js';
+import { nextMessage, startWorker } from './workers.js';
 
 const MiB = 1 << 20;
 
@@ -96,6 +97,29 @@ describe('errors of the idle tick', () => {
       (heap as { onError: unknown }).onError = 42;
     }).toThrow(TypeError);
     expect(() => createHeap({ maxBytes: 256 * MiB, onError: 42 as never })).toThrow(TypeError);
+    heap.close();
+  });
+});
+
+describe('errors of a reap that watch starts', () => {
+  it("a corruption the reap meets when the worker exits reaches the user's handler; the process lives on", async () => {
+    const errors: { err: unknown; during: string }[] = [];
+    const heap = createHeap({ maxBytes: 256 * MiB });
+    heap.onError = (err, during) => errors.push({ err, during });
+    const w = startWorker('old-views.mjs', { handle: heap.handle, job: 'hold' });
+    heap.watch(w);
+    const { agentId } = await nextMessage<{ kind: string; agentId: number }>(w, (m) => m.kind === 'holding');
+    const area = heap.engine.areaOf(agentId);
+    heap.i32[(area >>> 2) + G_MAGIC] = 0x0bad; // the agent list is broken at its area: the walk of the reap refuses it
+    const exited = new Promise((r) => w.once('exit', r));
+    await w.terminate();
+    await exited;
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.during).toBe('reap');
+    expect((errors[0]!.err as HeapError).code).toBe('CORRUPTION');
+    heap.i32[(area >>> 2) + G_MAGIC] = AGENT_MAGIC; // mended: the heap object goes on
+    heap.reap(agentId);
+    heap.check();
     heap.close();
   });
 });
