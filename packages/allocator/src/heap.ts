@@ -434,9 +434,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.detached = true;
     this.arena.detached = true;
     this.forgetCache();
-    this.presence.leave(); // first: the area is vacant from the next line, a new agent may lay it out again
     agentsHere.delete(hereKey(this.nonce, this.agentId));
-    this.arena.detachOwner();
+    this.arena.detachOwner(); // the area is vacant from here: a new agent may lay it out again
+    this.presence.leave(); // after: until the area said detached, a reaper had to find the agent there
     this.locks.letGo();
   }
 
@@ -451,9 +451,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.stopIdle();
     this.detached = true;
     this.forgetCache();
-    this.presence.leave();
     agentsHere.delete(hereKey(this.nonce, this.agentId));
     this.arena.markCrashed();
+    this.presence.leave();
   }
 
   protected reapThread(thread: number, options: WatchOptions): number {

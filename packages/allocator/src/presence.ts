@@ -55,13 +55,12 @@ export class Presence {
   }
 
   /**
-   * The agent leaves: the wait is woken and not kept again, so that nothing of this agent (its thread may live on)
-   * answers for the next agent laid out in the area.
+   * The agent has left (its area says so: a reaper no longer pings it): the wait is woken and not kept again, so
+   * that nothing of this agent (its thread may live on) answers for the next agent laid out in the area. That agent
+   * may be waiting already (it zeroed the words and armed its own): it is woken too, and simply waits again.
    */
   leave(): void {
-    const i32 = this.arena.i32;
-    Atomics.store(i32, this.word + P_ARMED, 0);
-    Atomics.notify(i32, this.word + P_WAIT);
+    Atomics.notify(this.arena.i32, this.word + P_WAIT);
   }
 }
 
