@@ -75,6 +75,24 @@ describe('old views on the main thread', () => {
     heap.detach(); // reads its inboxes once more after marking the slot detached
   });
 
+  it('a freer takes its first slot adopting the owner it frees to (no walk before): the wake and the detach reach its inbox', () => {
+    const heap = createHeap({ maxBytes: GiB }); // it only frees: no slot yet
+    const owner = attachHeap(heap.handle);
+    const p = owner.malloc(64);
+    heap.free(p); // into its cache (its views now reach the owner's arena)
+    const other = growPast(heap);
+    takeSlots(other, 300); // segment 1 is appended, past the freer's views
+    owner.detach(); // its arena, p live in it, waits for an adopter
+    heap.flushCache();
+    heap.flush(); // the chain's owner left: the freer adopts its slot, taking a slot of its own in segment 1
+    expect(heap.stats().ownerSlot).toBeGreaterThan(256);
+    expect(heap.engine.inbox * 4 + 4).toBeLessThanOrEqual(viewBytes(heap));
+    armWake(heap);
+    heap.stopIdle();
+    heap.check();
+    heap.detach(); // reads its inboxes once more after marking the slot detached
+  });
+
   it('an agent that never allocated detaches after others grew the heap and the registry', () => {
     const heap = createHeap({ maxBytes: GiB });
     const quiet = attachHeap(heap.handle);
