@@ -4,7 +4,7 @@
  * is terminated or closes itself), and an agent that watches waits on the others' locks. Where the host has no
  * Web Locks (Node), nothing is held and nothing is watched: `worker.once('exit')` says it there.
  */
-import { AGENT_CRASHED, AGENT_LIST_WORD, AGENT_LIVE, G_AGENT_ID, G_LOCK, G_STATE, agentAreas, type ArenaHeap } from '@paddock/arena';
+import { AGENT_CRASHED, AGENT_LIVE, G_AGENT_ID, G_LOCK, G_STATE, type ArenaHeap } from '@paddock/arena';
 import { hasAgentLocks, holdAgentLock, whenAgentLockFree, type AddressSpace } from '@paddock/platform';
 import type { Regions } from '@paddock/region';
 
@@ -22,6 +22,7 @@ export class AgentLocks {
    * @param nonce the heap's random number, which names its locks apart from other heaps'.
    * @param isGone whether this agent has left the heap (it then reaps nothing).
    * @param reap reaps the agent with that id (RangeError: another agent reaped it first).
+   * @param report takes any other error of such a reap (it runs from a lock's callback, where nobody could catch it).
    */
   constructor(
     private readonly space: AddressSpace,
@@ -30,6 +31,7 @@ export class AgentLocks {
     private readonly nonce: number,
     private readonly isGone: () => boolean,
     private readonly reap: (agentId: number) => void,
+    private readonly report: (err: unknown) => void,
   ) {
     const area = arena.agentArea >>> 2;
     this.release = holdAgentLock(this.lockName(space.agentId), () => Atomics.store(arena.i32, area + G_LOCK, 1));
@@ -50,8 +52,9 @@ export class AgentLocks {
     if (!hasAgentLocks()) return false;
     const awaited = (this.awaited ??= new Set());
     this.seenAgents = this.space.agentsOpened;
+    const areas = this.arena.agentAreas(); // first: the walk brings the views up to every area
     const i32 = this.arena.i32;
-    for (const area of agentAreas(this.space, this.regions.userWord(AGENT_LIST_WORD))) {
+    for (const area of areas) {
       const w = area >>> 2;
       if (area === this.arena.agentArea || Atomics.load(i32, w + G_STATE) !== AGENT_LIVE || Atomics.load(i32, w + G_LOCK) !== 1) continue;
       const id = i32[w + G_AGENT_ID]!;
@@ -65,7 +68,7 @@ export class AgentLocks {
         try {
           this.reap(id);
         } catch (err) {
-          if (!(err instanceof RangeError)) throw err; // another agent reaped it first
+          if (!(err instanceof RangeError)) this.report(err); // a RangeError: another agent reaped it first
         }
       });
     }

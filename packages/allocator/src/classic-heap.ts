@@ -11,7 +11,7 @@ import { HeapError, rss, type AddressSpace } from '@paddock/platform';
 import { ClassicPool } from '@paddock/pool-classic';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
-import { addonOf, closedError } from './heap-base.js';
+import { addonOf, closedError, withOptions } from './heap-base.js';
 import { releaseSpareChunk } from './scope.js';
 import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { ClassicHeapStats } from './stats.js';
@@ -133,11 +133,11 @@ export class ClassicBackedHeap extends PoolHeapBase implements Heap {
 /** Creates a heap with the classic pool backend. */
 export function createClassicHeap(options: HeapOptions = {}, retain = false): ClassicBackedHeap {
   const { space, profile } = createHeapSpace(options);
-  return new ClassicBackedHeap(space, ClassicPool.create(space, { retain }), profile);
+  return withOptions(new ClassicBackedHeap(space, ClassicPool.create(space, { retain }), profile), options);
 }
 
 /** Attaches this agent to a classic-pool heap. */
 export function attachClassicHeap(handle: HeapHandle, options: AttachOptions = {}): ClassicBackedHeap {
   const space = openHeapSpace(handle, CLASSIC_BACKEND, options);
-  return new ClassicBackedHeap(space, ClassicPool.open(space), validateProfile(handle.profile ?? DEFAULT_PROFILE));
+  return withOptions(new ClassicBackedHeap(space, ClassicPool.open(space), validateProfile(handle.profile ?? DEFAULT_PROFILE)), options);
 }

@@ -16,7 +16,7 @@ import { HeapError, describeValue, onMainThread, rss, type AddressSpace } from '
 import { CLASS_COUNT, GlobalPool, LARGE_HEADER, MAX_CLASS_SIZE, classIndex } from '@paddock/pool-global';
 import { DEFAULT_PROFILE, validateProfile } from '@paddock/profile';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
-import { addonOf, closedError } from './heap-base.js';
+import { addonOf, closedError, withOptions } from './heap-base.js';
 import { releaseSpareChunk } from './scope.js';
 import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { GlobalHeapStats } from './stats.js';
@@ -198,11 +198,11 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
 /** Creates a heap with the global pool backend. */
 export function createGlobalHeap(options: HeapOptions = {}): GlobalBackedHeap {
   const { space, profile } = createHeapSpace(options);
-  return new GlobalBackedHeap(space, GlobalPool.create(space), profile);
+  return withOptions(new GlobalBackedHeap(space, GlobalPool.create(space), profile), options);
 }
 
 /** Attaches this agent to a global-pool heap. */
 export function attachGlobalHeap(handle: HeapHandle, options: AttachOptions = {}): GlobalBackedHeap {
   const space = openHeapSpace(handle, GLOBAL_BACKEND, options);
-  return new GlobalBackedHeap(space, GlobalPool.open(space), validateProfile(handle.profile ?? DEFAULT_PROFILE));
+  return withOptions(new GlobalBackedHeap(space, GlobalPool.open(space), validateProfile(handle.profile ?? DEFAULT_PROFILE)), options);
 }

@@ -16,6 +16,7 @@ export const HANDLE_VERSION = 1;
  */
 export function createHeapSpace(options: HeapOptions): { space: AddressSpace; profile: number } {
   if (options === null || typeof options !== 'object') throw new TypeError('createHeap options must be an object');
+  checkOnError(options);
   const profile = validateProfile(options.profile ?? DEFAULT_PROFILE);
   const space = createAddressSpace({
     maxBytes: options.maxBytes,
@@ -32,7 +33,15 @@ export function createHeapSpace(options: HeapOptions): { space: AddressSpace; pr
  */
 export function openHeapSpace(handle: HeapHandle, backend: string, options: AttachOptions): AddressSpace {
   checkHandle(handle, backend);
+  if (options !== null && typeof options === 'object') checkOnError(options);
   return openAddressSpace(handle.space, options);
+}
+
+/** @throws TypeError when the `onError` option is there and not a function. */
+function checkOnError(options: AttachOptions): void {
+  if (options.onError !== undefined && typeof options.onError !== 'function') {
+    throw new TypeError(`the onError option must be a function, got ${describeValue(options.onError)}`);
+  }
 }
 
 /**

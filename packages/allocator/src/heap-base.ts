@@ -14,7 +14,7 @@ import { Scope } from './scope.js';
 import { watchThenWait } from './wait-watch.js';
 import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
 import type { HeapStats } from './stats.js';
-import { TICK_MAX_MS, TICK_MIN_MS, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
+import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type BackgroundErrorHandler, type BackgroundWork, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
 
 /** The error every use of a heap object gets once its agent has left the heap. */
 export function closedError(): HeapError {
@@ -38,6 +38,12 @@ export function callocBytes(count: number, size: number, maxBytes: number): numb
   return total;
 }
 
+/** Applies what of `options` belongs to the heap object (its `onError`, checked already); returns `heap`. */
+export function withOptions<H extends HeapBase>(heap: H, options: AttachOptions): H {
+  if (options.onError !== undefined) heap.onError = options.onError;
+  return heap;
+}
+
 /** Whether `buffer` is shared memory (a SharedArrayBuffer; a shared wasm memory's buffer is one too). */
 function isShared(buffer: ArrayBufferLike): boolean {
   return typeof SharedArrayBuffer !== 'undefined' && buffer instanceof SharedArrayBuffer;
@@ -49,6 +55,40 @@ function isShared(buffer: ArrayBufferLike): boolean {
  */
 const exitHooks = new WeakMap<object, () => void>();
 const watchedWorkers = new WeakMap<object, WeakSet<object>>();
+/**
+ * Thread keys (see the platform's `threadKey`) of the workers a heap object of this thread watches and whose exit
+ * it has not seen: their agents are alive, whatever else says (see `reap`).
+ */
+const watchedLiveThreads = new Set<number>();
+
+/** Whether `thread` is the key of a worker watched from this thread that has not exited. */
+export function watchedThreadAlive(thread: number): boolean {
+  return watchedLiveThreads.has(thread);
+}
+
+/** Per heap object: the handler set with `onError` (none: the default), and the codes the default has warned of. */
+const errorHandlers = new WeakMap<object, BackgroundErrorHandler | null>();
+const warnedCodes = new WeakMap<object, Set<string>>();
+
+/** An error's code for a message: a HeapError's code, else the error's name. */
+function errorCode(err: unknown): string {
+  if (err instanceof HeapError) return err.code;
+  return err instanceof Error ? err.name : typeof err;
+}
+
+/**
+ * What happens to an error of background work nobody set a handler for: a warning on the console, once per error
+ * code per heap object (a tick that keeps failing would otherwise say it twice a second). The process goes on.
+ */
+function warnOnce(heap: object, err: unknown, during: BackgroundWork, agentId: number): void {
+  let codes = warnedCodes.get(heap);
+  if (codes === undefined) warnedCodes.set(heap, (codes = new Set()));
+  const code = errorCode(err);
+  if (codes.has(code)) return;
+  codes.add(code);
+  const message = err instanceof Error ? err.message : String(err);
+  console.warn(`paddock: ${during} of agent ${agentId} failed (${code}): ${message}; the heap goes on (set heap.onError to handle these; this is said once per code)`);
+}
 
 /** What every backend's heap does the same way (see above); each backend's heap class extends it. */
 export abstract class HeapBase {
@@ -105,6 +145,46 @@ export abstract class HeapBase {
     exitHooks.set(this, unhook);
   }
 
+  /**
+   * Where errors of this heap object's background work go (see {@link Heap.onError}): a visit of the idle tick that
+   * throws, a reap that `watch` starts when a worker exits (or, in a browser, when an agent's lock goes). null (the
+   * default): a console warning, once per error code. The work goes on either way: the tick is rescheduled.
+   */
+  get onError(): BackgroundErrorHandler | null {
+    // A heap wrapped by the instrumented builds (Object.create over it) finds the handler set on the heap itself.
+    for (let o: object | null = this; o !== null; o = Object.getPrototypeOf(o) as object | null) {
+      const handler = errorHandlers.get(o);
+      if (handler !== undefined) return handler;
+    }
+    return null;
+  }
+
+  set onError(handler: BackgroundErrorHandler | null | undefined) {
+    if (handler != null && typeof handler !== 'function') throw new TypeError(`onError must be a function or null, got ${describeValue(handler)}`);
+    errorHandlers.set(this, handler ?? null);
+  }
+
+  /**
+   * Hands an error of background work (`during`) to the {@link onError} handler, or to the default warning. Never
+   * throws: a handler that throws is reported by the default warning in its place.
+   */
+  protected reportError(err: unknown, during: BackgroundWork): void {
+    const handler = this.onError;
+    if (handler !== null) {
+      try {
+        handler(err, during);
+        return;
+      } catch (thrown) {
+        err = thrown;
+      }
+    }
+    try {
+      warnOnce(this, err, during, this.space.agentId);
+    } catch {
+      // Nothing more can be said from here.
+    }
+  }
+
   /** Forgets the thread-exit hook (the agent left some other way). */
   protected forgetThreadExit(): void {
     exitHooks.get(this)?.();
@@ -155,8 +235,15 @@ export abstract class HeapBase {
       watched.add(worker);
       const thread = w.threadId + 1; // the key the worker's agents recorded (see threadKey)
       const releaseLive = options.releaseLive === true;
+      watchedLiveThreads.add(thread);
       (worker as WatchableWorker).once('exit', () => {
-        if (!this.detached) this.reapThread(thread, { releaseLive });
+        watchedLiveThreads.delete(thread);
+        if (this.detached) return;
+        try {
+          this.reapThread(thread, { releaseLive });
+        } catch (err) {
+          this.reportError(err, 'reap');
+        }
       });
       return this.canReap;
     }
@@ -185,15 +272,27 @@ export abstract class HeapBase {
     const visit = () => {
       this.idleTimer = null;
       if (this.detached) return;
-      const delay = this.tick();
+      // A visit that throws (a corruption it found, say) is reported and the tick goes on: nothing of it may end the
+      // process from a timer, and the next visit comes after the longest delay.
+      let delay = TICK_MAX_MS;
+      try {
+        delay = this.tick();
+      } catch (err) {
+        this.reportError(err, 'idle tick');
+      }
+      if (this.detached) return;
       this.idleTimer = setTimeout(visit, delay);
       (this.idleTimer as { unref?: () => void }).unref?.();
       // The backend may wake the next visit early (the arena: when frees arrive in its empty inbox).
-      this.armIdleWake(delay, () => {
-        if (this.idleTimer === null) return;
-        clearTimeout(this.idleTimer);
-        visit();
-      });
+      try {
+        this.armIdleWake(delay, () => {
+          if (this.idleTimer === null) return;
+          clearTimeout(this.idleTimer);
+          visit();
+        });
+      } catch (err) {
+        this.reportError(err, 'idle tick');
+      }
     };
     this.idleTimer = setTimeout(visit, TICK_MIN_MS);
     (this.idleTimer as { unref?: () => void }).unref?.();

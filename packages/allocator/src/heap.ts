@@ -4,7 +4,7 @@
  * idle tick and return, leaving the heap and reaping agents that died. What every backend does the same way
  * is in heap-base.ts; `createArenaHeap` and `attachArenaHeap` below lay out or open the heap header.
  */
-import { ArenaHeap, CLASS_COUNT, createExchange, exchangeHeld, G_ZERO, IN_MAPPING, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, snapshotArenas, type ArenaSnapshot, type ReapReport } from '@paddock/arena';
+import { AGENT_AREA_COMMIT, AGENT_LIVE, G_STATE, G_THREAD, ArenaHeap, CLASS_COUNT, createExchange, exchangeHeld, G_ZERO, IN_MAPPING, LARGE_ROUND, MAX_CLASS_SIZE, classIndex, freeableClass, snapshotArenas, type ArenaSnapshot, type ReapReport } from '@paddock/arena';
 import { LargeTier, mappingPictures, type MappingPicture } from '@paddock/large';
 import { HeapError, describeValue, rss, type AddressSpace } from '@paddock/platform';
 import { resolveProfile, validateProfile, type ResolvedProfile } from '@paddock/profile';
@@ -14,7 +14,8 @@ import { ThreadCache, popCached, pushCached } from '@paddock/thread-cache';
 import { AgentLocks } from './agent-locks.js';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { InboxWake } from './inbox-wake.js';
-import { HeapBase, addonOf, closedError } from './heap-base.js';
+import { HeapBase, addonOf, closedError, watchedThreadAlive, withOptions } from './heap-base.js';
+import { ANSWER_GRACE_MS, Presence, pingAgent } from './presence.js';
 import { releaseSpareChunk } from './scope.js';
 import type { ArenaHeapStats } from './stats.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions, type WatchOptions } from './types.js';
@@ -27,6 +28,13 @@ const U_BACKEND = 0;
 const U_PROFILE = 1;
 /** A random number drawn when the heap is made: it names the heap's agent locks (browsers) apart from other heaps'. */
 const U_NONCE = 3;
+
+/**
+ * The agents of this thread's arena heap objects that have not left, by heap nonce and agent id: `reap` leaves
+ * judging them to its caller (see there).
+ */
+const agentsHere = new Set<string>();
+const hereKey = (nonce: number, agentId: number) => `${nonce}:${agentId}`;
 
 /** One agent's handle on a shared heap. */
 export class ArenaBackedHeap extends HeapBase implements Heap {
@@ -62,6 +70,10 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   private stashReleased: number;
   /** Its wait on its inbox between idle visits (inbox-wake.ts). */
   private readonly inboxWake: InboxWake;
+  /** The heap's random number (see U_NONCE). */
+  private readonly nonce: number;
+  /** Its wait on its presence word, which tells reapers it is alive (presence.ts). */
+  private readonly presence: Presence;
 
   /**
    * @internal use {@link createHeap} or {@link attachHeap}.
@@ -103,9 +115,13 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     // In a browser the agent holds a Web Lock for as long as it is attached: the browser lets it go when the
     // worker is terminated or closes itself, which is how a watching agent learns that it is gone.
     const nonce = Atomics.load(space.i32, regions.userWord(U_NONCE) >>> 2);
-    this.locks = new AgentLocks(space, regions, this.arena, nonce, () => this.detached, (id) => this.reap(id));
+    // A lock let go says the agent is gone: reaped without asking its presence.
+    this.locks = new AgentLocks(space, regions, this.arena, nonce, () => this.detached, (id) => this.reapGone(id, {}), (err) => this.reportError(err, 'reap'));
     this.stashReleased = 0;
     this.inboxWake = new InboxWake(this.arena, registry, () => this.detached);
+    this.nonce = nonce;
+    this.presence = new Presence(this.arena, () => this.detached);
+    agentsHere.add(hereKey(nonce, space.agentId));
   }
 
   /** Browsers: waits on the other agents' Web Locks and reaps each agent whose lock goes (see agent-locks.ts). */
@@ -419,7 +435,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.detached = true;
     this.arena.detached = true;
     this.forgetCache();
+    agentsHere.delete(hereKey(this.nonce, this.agentId));
     this.arena.detachOwner(); // the area is vacant from here: a new agent may lay it out again
+    this.presence.leave(); // after: until the area said detached, a reaper had to find the agent there
     this.locks.letGo();
   }
 
@@ -434,14 +452,16 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.stopIdle();
     this.detached = true;
     this.forgetCache();
+    agentsHere.delete(hereKey(this.nonce, this.agentId));
     this.arena.markCrashed();
+    this.presence.leave();
   }
 
   protected reapThread(thread: number, options: WatchOptions): number {
     let reaped = 0;
     for (const id of this.arena.agentsOnThread(thread)) {
       try {
-        this.reap(id, options);
+        this.reapGone(id, options); // its thread has exited
         reaped++;
       } catch (err) {
         if (!(err instanceof RangeError)) throw err; // RangeError: another agent reaped it first
@@ -460,13 +480,53 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    * Arenas it had taken over from agents that left keep their live blocks (they were never the dead agent's).
    * A block its thread cache handed it that lies in another agent's arena is not released: it looks like any
    * other live block of that arena (nothing records who holds it), so it stays live until freed.
-   * @throws RangeError when there is no such live agent.
+   *
+   * Reaping is for agents that are gone: an agent this heap object can tell is alive is refused with `HeapError`
+   * AGENT_ALIVE, and nothing changes. It is alive when its worker is one a heap object of this thread watches
+   * ({@link watch}) and whose exit has not come, or when its thread answers: every agent keeps an
+   * `Atomics.waitAsync` on a word of its area while attached, which goes with its thread, and a reap wakes it
+   * (presence.ts); a thread that is busy or blocked still holds it. An agent woken by an earlier reap that has not
+   * waited again yet (its event loop has not come round) is taken as alive for 2 s after that reap. It cannot tell:
+   * where the agent's host has no `Atomics.waitAsync` (it keeps no wait: it is reaped as asked), and for an agent
+   * of this very thread (another heap object this thread opened and has not closed), which is the caller's to
+   * judge: reaping it stands for its death, and that heap object must not be used again. An agent that marked
+   * itself crashed is gone. `watch` and, in a browser, a lock let go reap without asking (the thread is gone).
+   * @throws RangeError when there is no such live agent; HeapError AGENT_ALIVE when it is alive.
    */
   reap(agentId: number, options: { releaseLive?: boolean } = {}): ReapReport & { stashReleased: number } {
     if (this.detached) throw closedError();
     if (typeof agentId !== 'number' || !Number.isInteger(agentId) || agentId < 1) {
       throw new RangeError(`agentId must be a positive integer, got ${describeValue(agentId)}`);
     }
+    this.refuseLive(agentId);
+    return this.reapGone(agentId, options);
+  }
+
+  /**
+   * Refuses to reap agent `agentId` when it can tell it is alive (see {@link reap}); anything else wrong with the
+   * reap is left to the engine to say.
+   * @throws HeapError AGENT_ALIVE.
+   */
+  private refuseLive(agentId: number): void {
+    const arena = this.arena;
+    const area = arena.areaOf(agentId);
+    if (area === 0 || area === arena.agentArea || !arena.cover(area + AGENT_AREA_COMMIT)) return;
+    const w = area >>> 2;
+    if (Atomics.load(arena.i32, w + G_STATE) !== AGENT_LIVE) return; // crashed (it said it is gone), or left
+    if (agentsHere.has(hereKey(this.nonce, agentId))) return; // this thread's own: the caller's to judge
+    const thread = arena.i32[w + G_THREAD]!;
+    if (thread !== 0 && watchedThreadAlive(thread)) {
+      throw new HeapError('AGENT_ALIVE', `cannot reap agent ${agentId}: its worker (threadId ${thread - 1}) is watched and has not exited (the watch reaps it when it does)`);
+    }
+    const found = pingAgent(arena.i32, area);
+    if (found === 'live') throw new HeapError('AGENT_ALIVE', `cannot reap agent ${agentId}: its thread is alive (it answered); reaping is for agents that are gone`);
+    if (found === 'answering') {
+      throw new HeapError('AGENT_ALIVE', `cannot reap agent ${agentId}: an earlier reap found it alive and it has not answered since; if its thread is gone, it can be reaped ${ANSWER_GRACE_MS} ms after that`);
+    }
+  }
+
+  /** Reaps agent `agentId`, known or taken to be gone (see {@link reap}). */
+  private reapGone(agentId: number, options: { releaseLive?: boolean }): ReapReport & { stashReleased: number } {
     const before = this.stashReleased;
     const report = this.arena.reapAgent(agentId, options.releaseLive === true);
     return { ...report, stashReleased: this.stashReleased - before };
@@ -513,7 +573,7 @@ export function createArenaHeap(options: HeapOptions = {}): ArenaBackedHeap {
   Atomics.store(i32, regions.userWord(U_PROFILE) >>> 2, profile);
   Atomics.store(i32, regions.userWord(U_BACKEND) >>> 2, BACKEND_CODE);
   Atomics.store(i32, regions.userWord(U_NONCE) >>> 2, crypto.getRandomValues(new Int32Array(1))[0]!);
-  return new ArenaBackedHeap(space, regions, registry, profile);
+  return withOptions(new ArenaBackedHeap(space, regions, registry, profile), options);
 }
 
 /**
@@ -529,5 +589,5 @@ export function attachArenaHeap(handle: HeapHandle, options: AttachOptions = {})
     throw new HeapError('BAD_HANDLE', 'the heap header does not name this backend');
   }
   const profile = Atomics.load(i32, regions.userWord(U_PROFILE) >>> 2);
-  return new ArenaBackedHeap(space, regions, registry, validateProfile(profile));
+  return withOptions(new ArenaBackedHeap(space, regions, registry, validateProfile(profile)), options);
 }

@@ -33,6 +33,9 @@ export class InboxWake {
     const waitAsync = (Atomics as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
     const slot = this.arena.slot;
     if (typeof waitAsync !== 'function' || slot === 0 || this.detached()) return;
+    // The inbox word through views that reach it (takeSlot brought them up; this keeps the wait from ever
+    // indexing past them).
+    if (!this.arena.cover((this.arena.inbox << 2) + 4)) return;
     const armed = ++this.armings;
     this.registry.setParked(slot, true);
     const waiting = waitAsync(this.arena.i32, this.arena.inbox, 0, delay);

@@ -66,6 +66,8 @@ export {
   TICK_MAX_MS,
   TICK_MIN_MS,
   type AttachOptions,
+  type BackgroundErrorHandler,
+  type BackgroundWork,
   type Heap,
   type HeapHandle,
   type HeapOptions,

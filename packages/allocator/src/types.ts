@@ -8,10 +8,21 @@ import type { Scope } from './scope.js';
 import type { HeapSnapshot } from './snapshot.js';
 import type { HeapStats } from './stats.js';
 
+/** Which background work an error reported to {@link Heap.onError} came from. */
+export type BackgroundWork = 'idle tick' | 'reap';
+
+/**
+ * Receives an error of a heap object's background work (see {@link Heap.onError}); `during` says which. What it
+ * throws is reported by the default warning instead.
+ */
+export type BackgroundErrorHandler = (error: unknown, during: BackgroundWork) => void;
+
 /** Options for {@link attachHeap}. */
 export interface AttachOptions {
   /** `'auto'` (default), `'native'` (require the page-return addon) or `'none'`. */
   pageReturn?: 'auto' | PageReturnMode;
+  /** Sets {@link Heap.onError} of the heap object made: where errors of its background work go. */
+  onError?: BackgroundErrorHandler;
 }
 
 /** Options for {@link createHeap}. */
@@ -126,6 +137,16 @@ export interface Heap {
   /** A description of the whole heap, taken without stopping other agents (see snapshot.ts). */
   snapshot(): HeapSnapshot;
   tick(): number;
+  /**
+   * Errors of background work, which no caller of this heap object could catch: a visit of the idle tick
+   * ({@link startIdle}) that throws (a `HeapError` CORRUPTION it found, say), and a reap that {@link watch} starts
+   * when a worker exits (in a browser: when an agent's lock goes). They go to this handler, with what was running;
+   * null (the default) warns on the console, once per error code per heap object. Either way the process goes on,
+   * the tick is rescheduled (after the longest delay), and the heap object stays usable as far as the error
+   * allows (a corruption stays where it was: `check()` names it). Also set by the `onError` option of
+   * `createHeap` and `attachHeap`.
+   */
+  onError: BackgroundErrorHandler | null;
   startIdle(): void;
   stopIdle(): void;
   returnIdle(): void;
@@ -138,6 +159,10 @@ export interface Heap {
   readonly isDetached: boolean;
   /** Reaps the agents of `worker` that did not leave when it exits; false where the backend cannot reap. */
   watch(worker: WatchableWorker | BrowserWorker, options?: WatchOptions): boolean;
+  /**
+   * Recovers an agent that died without detaching. An agent it can tell is alive (its worker watched and not exited,
+   * or its thread answering) is refused with `HeapError` AGENT_ALIVE; see the backend for when it cannot tell.
+   */
   reap(agentId: number, options?: { releaseLive?: boolean }): ReapReport & { stashReleased: number };
   setProfile(rung: number): void;
   /** Opens a scope: bump allocation from chunks of this heap, all given back when it closes (see scope.ts). */

@@ -62,13 +62,19 @@ export function vacateAgentArea(space: AddressSpace, area: number): void {
   Atomics.store(space.i32, (area >>> 2) + G_STATE, AGENT_VACANT);
 }
 
-/** Every agent area on the list, newest first. */
+/** Bytes of an area's header words (0 .. 63): a walk makes sure the space's views reach them. */
+export const AGENT_HEADER_BYTES = 256;
+
+/**
+ * Every agent area on the list, newest first. The space's views reach every one of them whole when this returns
+ * (an area is committed before it is pushed); views an agent keeps of its own (the arena's) need a `sync`.
+ */
 export function agentAreas(space: AddressSpace, listHead: number): number[] {
   const areas: number[] = [];
   space.refresh();
   let a = Atomics.load(space.i32, listHead >>> 2) >>> 0;
   while (a !== 0) {
-    if (!space.covers(a + 64) || space.i32[(a >>> 2) + G_MAGIC] !== AGENT_MAGIC || areas.length > 1 << 20) {
+    if (!space.covers(a + AGENT_HEADER_BYTES) || space.i32[(a >>> 2) + G_MAGIC] !== AGENT_MAGIC || areas.length > 1 << 20) {
       throw new HeapError('CORRUPTION', `the agent list is broken at ${formatAddress(a)}`, a);
     }
     areas.push(a);

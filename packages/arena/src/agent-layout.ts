@@ -19,7 +19,8 @@
  * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
  * committed bytes]), then the head of the batch being flushed, then the drain in progress (see DRAIN_OFFSET), then
- * a move to or from the heap's exchange in progress (see EXCHANGE_OFFSET).
+ * a move to or from the heap's exchange in progress (see EXCHANGE_OFFSET), then the agent's presence words (see
+ * PRESENCE_OFFSET).
  */
 export const AGENT_MAGIC = 0x54474150 | 0; // 'PAGT'
 export const AGENT_LIVE = 1;
@@ -93,4 +94,17 @@ export const D_LEFT = 2;
  * class's cache count before the move (-1: the agent is emptying the slot)] (see exchange.ts).
  */
 export const EXCHANGE_OFFSET = DRAIN_OFFSET + 12;
-export const AGENT_AREA_COMMIT = Math.ceil((EXCHANGE_OFFSET + 8) / 4096) * 4096;
+/**
+ * The agent's presence, how a reaper tells a live agent from a gone one: [the word its agent keeps an
+ * `Atomics.waitAsync` on for as long as it is attached (always 0), 1 once it keeps that wait, pings that woke it,
+ * pings it answered (re-arming its wait), when the last ping woke it (ms, low 31 bits of `Date.now()`)]. A
+ * thread's async waits go with its thread, so an `Atomics.notify` of the word that wakes nobody says the thread
+ * is gone (see the allocator's presence.ts).
+ */
+export const PRESENCE_OFFSET = EXCHANGE_OFFSET + 8;
+export const P_WAIT = 0;
+export const P_ARMED = 1;
+export const P_PINGS = 2;
+export const P_ANSWERS = 3;
+export const P_PINGED_AT = 4;
+export const AGENT_AREA_COMMIT = Math.ceil((PRESENCE_OFFSET + 20) / 4096) * 4096;

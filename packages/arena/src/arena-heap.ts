@@ -21,7 +21,7 @@ import { HeapError, formatAddress, threadKey, type AddressSpace } from '@paddock
 import type { ResolvedProfile } from '@paddock/profile';
 import type { Regions } from '@paddock/region';
 import type { Registry } from '@paddock/registry';
-import { AGENT_LIST_WORD, createAgentArea, findAgentArea } from './agent-area.js';
+import { AGENT_LIST_WORD, agentAreas, createAgentArea, findAgentArea } from './agent-area.js';
 import { CACHE_STACKS_OFFSET, DRAIN_OFFSET, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH, G_OPENING_REGION } from './agent-layout.js';
 import { pushCached } from './cache-stack.js';
 import { check, stats, type ArenaStats } from './check.js';
@@ -168,6 +168,16 @@ export class ArenaHeap {
     this.space.covers(end);
     this.sync();
     return end <= this.viewBytes;
+  }
+
+  /**
+   * @internal every agent area on the list, newest first, with this agent's views brought up to reach them all
+   * (an area may have been created, by another agent, past the views this agent took).
+   */
+  agentAreas(): number[] {
+    const areas = agentAreas(this.space, this.agentListHead());
+    this.sync();
+    return areas;
   }
 
   /** @internal byte address of the word that heads the list of agent areas. */

@@ -5,7 +5,9 @@
  * registry's state word of a slot says where it stands (see docs/design/arena.md, "Detach, adoption, reap").
  */
 import { AGENT_CRASHED, AGENT_DETACHED, AGENT_LIVE, G_AGENT_ID, G_OWNER_SLOT, G_STATE, G_THREAD } from './agent-layout.js';
-import { agentAreas, vacateAgentArea } from './agent-area.js';
+import { HeapError, formatAddress } from '@paddock/platform';
+import { SLOT_RECORD_BYTES } from '@paddock/registry';
+import { vacateAgentArea } from './agent-area.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain } from './drain.js';
 import {
@@ -40,9 +42,16 @@ export const SLOT_ADOPTED = 4;
 
 /** Gives the agent an owner slot: its inbox, and its area names it for a reaper. */
 export function takeSlot(h: ArenaHeap): void {
-  h.slot = h.registry.takeOwnerSlot();
-  h.inbox = h.registry.inboxAddress(h.slot) >>> 2;
-  Atomics.store(h.i32, (h.agentArea >>> 2) + G_OWNER_SLOT, h.slot);
+  const slot = h.registry.takeOwnerSlot();
+  const inbox = h.registry.inboxAddress(slot);
+  // The slot's segment may have been appended (by this agent or another) past this agent's views: the idle wake
+  // waits on the inbox word and a detach reads it through them.
+  if (!h.cover(h.registry.recordAddress(slot) + SLOT_RECORD_BYTES)) {
+    throw new HeapError('CORRUPTION', `the inbox of owner slot ${slot} at ${formatAddress(inbox)} lies outside the buffer`, inbox);
+  }
+  h.slot = slot;
+  h.inbox = inbox >>> 2;
+  Atomics.store(h.i32, (h.agentArea >>> 2) + G_OWNER_SLOT, slot);
 }
 
 /**
@@ -88,10 +97,8 @@ export function detachOwner(h: ArenaHeap): void {
 
 /** Whether the agent's inbox, or that of a slot it took over, holds a batch. */
 function inboxesHoldBatches(h: ArenaHeap): boolean {
-  if (Atomics.load(h.i32, h.inbox) !== 0) return true;
-  for (let i = 0; i < h.adopted.length; i++) {
-    if (Atomics.load(h.i32, h.registry.inboxAddress(h.adopted[i]!) >>> 2) !== 0) return true;
-  }
+  if (h.registry.inboxHead(h.slot) !== 0) return true;
+  for (let i = 0; i < h.adopted.length; i++) if (h.registry.inboxHead(h.adopted[i]!) !== 0) return true;
   return false;
 }
 
@@ -114,7 +121,7 @@ export function markCrashed(h: ArenaHeap): void {
 export function agentsOnThread(h: ArenaHeap, thread: number): number[] {
   const ids: number[] = [];
   if (thread === 0) return ids;
-  for (const area of agentAreas(h.space, h.agentListHead())) {
+  for (const area of h.agentAreas()) {
     const w = area >>> 2;
     const state = Atomics.load(h.i32, w + G_STATE);
     if (h.i32[w + G_THREAD] === thread && (state === AGENT_LIVE || state === AGENT_CRASHED)) ids.push(h.i32[w + G_AGENT_ID]!);
@@ -133,7 +140,7 @@ export function adoptOrphans(h: ArenaHeap): number {
   h.seenDepartures = departures; // read first: a departure counted from here on is seen next time
   let adopted = 0;
   // Agents whose thread crashed: reaped (checked), whether or not they ever owned an arena.
-  for (const area of agentAreas(h.space, h.agentListHead())) {
+  for (const area of h.agentAreas()) {
     if (area !== h.agentArea && Atomics.load(h.i32, (area >>> 2) + G_STATE) === AGENT_CRASHED) {
       if (reapArea(h, area)) adopted++;
     }

@@ -28,7 +28,7 @@ import {
   INLINE_MAP_OFFSET,
   INLINE_MAP_OWNERS,
 } from './agent-layout.js';
-import { agentAreas, findAgentArea, vacateAgentArea } from './agent-area.js';
+import { findAgentArea, vacateAgentArea } from './agent-area.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain, resumeDrain } from './drain.js';
 import { emptyExchange, resolveDeadExchange } from './exchange.js';
@@ -338,7 +338,7 @@ export function reapArea(h: ArenaHeap, area: number): boolean {
  * has): the slot's state then moves on without this agent.
  */
 export function reapOwner(h: ArenaHeap, slot: number): boolean {
-  for (const area of agentAreas(h.space, h.agentListHead())) {
+  for (const area of h.agentAreas()) {
     if (h.i32[(area >>> 2) + G_OWNER_SLOT] === slot && area !== h.agentArea) {
       return Atomics.load(h.i32, (area >>> 2) + G_STATE) === AGENT_CRASHED && reapArea(h, area);
     }

@@ -291,7 +291,7 @@ function ownerPictures(h: ArenaHeap): OwnerPicture[] {
       slot,
       state,
       adoptedBy: (s & SLOT_ADOPTED) !== 0 ? s >>> 8 : 0,
-      inboxPending: Atomics.load(h.i32, h.registry.inboxAddress(slot) >>> 2) !== 0,
+      inboxPending: h.registry.inboxHead(slot) !== 0,
       arenas: 0,
       liveBytes: 0,
       liveByClass: new Array<number>(CLASS_COUNT + 1).fill(0),

@@ -22,6 +22,8 @@ export type HeapErrorCode =
   | 'SCOPE_RELEASED'
   /** A blocking wait on a thread that may not block (a browser window's main thread): use `waitAsync`. */
   | 'CANNOT_BLOCK'
+  /** A reap of an agent that is alive (its worker has not exited, or its thread answered): reaping is for agents that are gone. */
+  | 'AGENT_ALIVE'
   | 'UNSUPPORTED';
 
 /** An error from the heap, with a `code` that says which rule was broken. */

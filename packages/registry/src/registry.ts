@@ -222,6 +222,12 @@ export class Registry {
     Atomics.store(this.space.i32, (this.recordAddress(slot) >>> 2) + SR_PARKED, parked ? 1 : 0);
   }
 
+  /** The head of slot `slot`'s inbox (`Atomics.load`): the newest batch's address, or 0 if empty. */
+  inboxHead(slot: number): number {
+    const inbox = this.inboxAddress(slot) >>> 2; // first: finding a new segment may grow the views
+    return Atomics.load(this.space.i32, inbox) >>> 0;
+  }
+
   /** Takes slot `slot`'s whole inbox with one `Atomics.exchange`: the newest batch's address, or 0 if empty. */
   takeInbox(slot: number): number {
     const inbox = this.inboxAddress(slot) >>> 2; // first: finding a new segment may grow the views
