@@ -46,6 +46,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    * so malloc and free read everything they need from this object and one view.
    */
   private readonly arenaMask: number;
+  /** The heap's region map and region shift (see {@link ArenaHeap.regionMap}), for the inlined free. */
+  private readonly regionMap: number;
+  private readonly regionShift: number;
   private cacheCount: number;
   private cacheDepth: number;
   private readonly cacheStack: number;
@@ -79,6 +82,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.cache = new ThreadCache(this.arena, resolved.cacheDepth);
     // A cache made again by setProfile lies at the same words (they follow from the agent area).
     this.arenaMask = this.arena.arenaMask;
+    this.regionMap = this.arena.regionMap;
+    this.regionShift = this.arena.regionShift;
     this.cacheCount = this.cache.countWord;
     this.cacheDepth = this.cache.depthWord;
     this.cacheStack = this.cache.stackWord;
@@ -137,7 +142,12 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.profile = r;
   }
 
-  /** The largest object served from arena units; above it, an oversized mapping. */
+  /**
+   * The largest object the arena tier can serve (an arena's usable units): every size above it gets an oversized
+   * mapping. At or below it, a size above 1 MiB is served from arena units only when its span packs an arena well
+   * (whole blocks of it fill at least 15/16 of the usable units); any other gets an oversized mapping of its exact
+   * size too (docs/design/large.md).
+   */
   get largeMax(): number {
     return this.arena.largeMax;
   }
@@ -160,7 +170,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   private mallocAbove(size: number): number {
     if (this.detached) throw closedError();
     this.checkSize(size);
-    return size <= this.arena.largeMax ? this.arena.allocLarge(size) : this.tier.mallocOversized(size);
+    return this.tier.inArena(size) ? this.arena.allocLarge(size) : this.tier.mallocOversized(size);
   }
 
   /** @throws RangeError for a size that is not an integer from 0 to the heap's size. */
@@ -171,8 +181,10 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   }
 
   /**
-   * Resizes the block at `ptr`: `realloc(0, n)` is `malloc(n)`; a size in the same class keeps the pointer;
-   * otherwise the contents (up to the smaller size) move to a new block and the old one is freed.
+   * Resizes the block at `ptr`: `realloc(0, n)` is `malloc(n)`; a size in the same class keeps the pointer, and
+   * so does an oversized block resized to above 1 MiB where its mapping can grow or shrink in place (see
+   * {@link LargeTier.resizeInPlace}); otherwise the contents (up to the smaller size) move to a new block and the
+   * old one is freed.
    * @throws RangeError for a bad size; HeapError for a pointer the heap did not hand out (nothing changes).
    */
   realloc(ptr: number, size: number): number {
@@ -206,7 +218,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     // The common case first, inlinable: a free of a small block, unsized or with a size of its class, that
     // the cache takes (a detached agent's cache has depth 0 and takes none).
     const u32 = this.arena.u32;
-    const cls = freeableClass(u32, this.arenaMask, ptr);
+    const cls = freeableClass(u32, this.arenaMask, this.regionMap, this.regionShift, ptr);
     if (cls >= 0 && cls < CLASS_COUNT && (size === undefined || ((size >>> 0) === size && size <= MAX_CLASS_SIZE && classIndex(size) === cls))) {
       if (pushCached(u32, this.cacheCount, this.cacheDepth, this.cacheStack, cls, ptr)) return;
       this.freeCacheFull(cls, ptr);
@@ -228,11 +240,11 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    */
   private freeChecked(ptr: number, size: number | undefined, found: number): void {
     if (this.detached) throw closedError();
+    if (ptr === 0) return; // in no region, so the fast path's check found it IN_MAPPING
     if (found === IN_MAPPING) {
       this.tier.freeOversized(ptr, size);
       return;
     }
-    if (ptr === 0) return;
     const cls = this.arena.validateFree(ptr, size);
     if (cls >= 0) {
       if (cls >= CLASS_COUNT || !this.cache.push(cls, ptr)) this.arena.freeValidated(ptr);
@@ -294,7 +306,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   /** The arena layer's picture and the oversized mappings, for {@link snapshot}. */
   protected override heapPicture(): { arena: ArenaSnapshot; mappings: MappingPicture[] } {
     const arena = snapshotArenas(this.arena);
-    return { arena, mappings: mappingPictures(this.space, arena.arenaBytes, arena.regions, arena.regionBytes) };
+    return { arena, mappings: mappingPictures(this.space, arena.regions, arena.regionBytes) };
   }
 
   /** Walks every arena this agent can see and validates its invariants. @throws HeapError CORRUPTION. */
