@@ -5,7 +5,7 @@
 // to 64 KiB, a fresh heap per try). realloc: one block grown x1.5 a step from 64 KiB (nothing else live) until
 // realloc throws; prints the last size reached as a share of maxBytes and how many steps kept the pointer.
 const maxMiB = Number(process.argv[2] ?? 1024);
-const dist = process.argv[3] ?? new URL('../../../packages/allocator/dist', import.meta.url).pathname;
+const dist = process.argv[3] || new URL('../../../packages/allocator/dist', import.meta.url).pathname;
 const what = process.argv[4] ?? 'all';
 const { createHeap, HeapError } = await import(`${dist}/index.js`);
 const MiB = 1024 * 1024;

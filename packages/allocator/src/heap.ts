@@ -170,7 +170,15 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   private mallocAbove(size: number): number {
     if (this.detached) throw closedError();
     this.checkSize(size);
-    return this.tier.inArena(size) ? this.arena.allocLarge(size) : this.tier.mallocOversized(size);
+    if (!this.tier.inArena(size)) return this.tier.mallocOversized(size);
+    try {
+      return this.arena.allocLarge(size);
+    } catch (err) {
+      // No arena could be carved: the address space outside the regions (the lowest region-sized range, the gaps
+      // no aligned region fits) may still hold it as a mapping.
+      if (!(err instanceof HeapError) || err.code !== 'OUT_OF_MEMORY') throw err;
+      return this.tier.mallocOversized(size);
+    }
   }
 
   /** @throws RangeError for a size that is not an integer from 0 to the heap's size. */
