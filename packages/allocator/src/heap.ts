@@ -474,8 +474,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    * its arenas are checked and adopted by this agent (half-updated slabs are quarantined, never trusted),
    * the blocks in its cache and chains are checked and sent home, its stashed mappings released, and its
    * inbox drained with this agent's from now on. Its live blocks stay live (another agent may hold and free
-   * them) unless `releaseLive` is set: then every live block of the arenas the dead agent carved is released
-   * with them; use it only when the dead agent shared nothing still in use, cached or in transit elsewhere.
+   * them) unless `releaseLive` is set: then every live block of the arenas the dead agent carved is released with
+   * them, and every live oversized mapping it allocated (counted in `liveBlocksReleased`); use it only when the dead
+   * agent shared nothing still in use, cached or in transit elsewhere.
    * Arenas it had taken over from agents that left keep their live blocks (they were never the dead agent's).
    * A block its thread cache handed it that lies in another agent's arena is not released: it looks like any
    * other live block of that arena (nothing records who holds it), so it stays live until freed.
@@ -488,6 +489,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     }
     const before = this.stashReleased;
     const report = this.arena.reapAgent(agentId, options.releaseLive === true);
+    // Its live oversized mappings are in no arena: released here, counted with the live blocks.
+    if (options.releaseLive === true) report.liveBlocksReleased += this.tier.releaseLiveOf(agentId);
     return { ...report, stashReleased: this.stashReleased - before };
   }
 

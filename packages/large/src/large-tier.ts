@@ -8,7 +8,8 @@
  * 16 KiB in, so a free finds the header at `p - 16 KiB` once the heap's region map says `p` is in no region.
  * Header Int32 words: 0 kind (2, no owner), 1 magic 'PMAP', 2 reservation in KiB, 3 payload bytes, 4 state
  * (1 live, 2 stashed; changed by CAS, so two agents freeing one mapping cannot both win), 5 the mapping's own
- * base address (a header found at `p - 16 KiB` must name itself).
+ * base address (a header found at `p - 16 KiB` must name itself), 6 the agent id that allocated it (a reap with
+ * `releaseLive` releases a dead agent's live mappings).
  */
 import { G_STASH_COUNT, KIND_MAPPING, LARGE_ROUND, MAPPING_MAGIC, MAX_CLASS_SIZE, STASH_CAPACITY, STASH_OFFSET, UNIT, unparkRun, type ArenaHeap, type SpanRetention } from '@paddock/arena';
 import { GRANULE, HeapError, PAGE_SIZE, describeValue, formatAddress, type AddressSpace } from '@paddock/platform';
@@ -21,6 +22,7 @@ const M_RESERVED_KIB = 2;
 const M_BYTES = 3;
 const M_STATE = 4;
 const M_SELF = 5;
+const M_AGENT = 6;
 const LIVE = 1;
 const STASHED = 2;
 /**
@@ -276,8 +278,9 @@ export class LargeTier implements SpanRetention {
         if (base === this.cutBase) this.cutBase = 0; // taken back before its cut: nothing to decommit
         else if (this.cutBase !== 0) this.cutPending();
         if (u32[(base >>> 2) + M_BYTES] !== size) this.setPayload(base, size);
-        // A plain store: the pointer reaches another agent (whose free's CAS must see it live) only through
+        // Plain stores: the pointer reaches another agent (whose free's CAS must see it live) only through
         // something that orders it after this.
+        this.space.i32[(base >>> 2) + M_AGENT] = this.space.agentId;
         this.space.i32[(base >>> 2) + M_STATE] = LIVE;
         this.allocated++;
         return base + MAPPING_HEADER_BYTES;
@@ -292,6 +295,7 @@ export class LargeTier implements SpanRetention {
     i32[hw + M_RESERVED_KIB] = kib;
     i32[hw + M_BYTES] = 0;
     i32[hw + M_SELF] = base | 0;
+    i32[hw + M_AGENT] = this.space.agentId;
     this.setPayload(base, size);
     Atomics.store(i32, hw + M_STATE, LIVE);
     Atomics.store(i32, hw + M_MAGIC, MAPPING_MAGIC);
@@ -490,6 +494,25 @@ export class LargeTier implements SpanRetention {
     return { released, skipped };
   }
 
+  /**
+   * Releases every live mapping that the agent `agentId` allocated (for a reap with `releaseLive`: that agent is
+   * dead and shared nothing still in use). Each is found by a walk of the address space outside the regions, taken
+   * from live with the free's CAS (so a racing free of it by another agent loses with DOUBLE_FREE) and released.
+   * Returns how many.
+   */
+  releaseLiveOf(agentId: number): number {
+    let n = 0;
+    const regions = this.arena.regions.regionList();
+    for (const m of mappingPictures(this.space, regions, this.arena.regions.geometry.regionBytes)) {
+      const hw = m.base >>> 2;
+      if (m.state !== 'live' || this.space.i32[hw + M_AGENT] !== agentId) continue;
+      if (Atomics.compareExchange(this.space.i32, hw + M_STATE, LIVE, 0) !== LIVE) continue;
+      this.releaseMapping(m.base, m.reservation);
+      n++;
+    }
+    return n;
+  }
+
   stats(): LargeStats {
     return {
       budgetBytes: this.budgetBytes,
@@ -574,6 +597,7 @@ export class LargeTier implements SpanRetention {
     Atomics.store(i32, (base >>> 2) + M_MAGIC, 0);
     i32[(base >>> 2) + M_KIND] = 0;
     i32[(base >>> 2) + M_SELF] = 0;
+    i32[(base >>> 2) + M_AGENT] = 0;
     this.space.release(base, reservation);
   }
 }
