@@ -68,6 +68,13 @@ export class AddressSpace {
   f64!: Float64Array;
   /** Byte length the views cover. */
   viewBytes = 0;
+  /**
+   * @internal Int32 indexes, into the whole-buffer views ({@link i32}), of the reservation bitmap's and the commit
+   * bitmap's word 0 (bit `k` of the bitmap is bit `k & 31` of word `index + (k >>> 5)`), for a layer that tests a
+   * page inline on a hot path (see {@link holdsPage}); the header is always in view.
+   */
+  readonly reserveBitsIndex: number;
+  readonly commitBitsIndex: number;
 
   private readonly backing: Backing;
   private readonly hdr: Int32Array;
@@ -76,6 +83,11 @@ export class AddressSpace {
   private readonly reserveBitmap: number;
   /** Header word of the commit bitmap (one bit per page). */
   private readonly commitBitmap: number;
+  /**
+   * {@link commitBitmap} as an integer word index, for {@link holdsPage}'s plain reads: the bitmap's word index is
+   * fractional when maxBytes is not a multiple of 2 MiB, and Atomics (what the other bitmap reads use) truncate it.
+   */
+  private readonly commitWord: number;
   private readonly native: NativePageReturn | null;
 
   /** @internal use {@link createAddressSpace} or {@link openAddressSpace}. */
@@ -88,6 +100,9 @@ export class AddressSpace {
     this.granules = maxBytes / GRANULE;
     this.reserveBitmap = RESERVE_BITMAP;
     this.commitBitmap = commitBitmapAt(maxBytes);
+    this.commitWord = Math.floor(this.commitBitmap);
+    this.reserveBitsIndex = base / 4 + this.reserveBitmap;
+    this.commitBitsIndex = base / 4 + this.commitWord;
     this.headerBytes = hdr[H_HEADER_BYTES]!;
     this.native = choosePageReturn(pageReturn);
     this.pageReturn = this.native ? 'native' : 'none';
@@ -294,9 +309,7 @@ export class AddressSpace {
     const g = addr >>> GRANULE_SHIFT;
     const p = addr >>> PAGE_SHIFT;
     const hdr = this.hdr;
-    // The commit bitmap's word index is fractional when maxBytes is not a multiple of 2 MiB; Atomics (what the
-    // other bitmap reads use) truncate it, and so does this.
-    return (hdr[this.reserveBitmap + (g >>> 5)]! & (1 << (g & 31))) !== 0 && (hdr[Math.floor(this.commitBitmap) + (p >>> 5)]! & (1 << (p & 31))) !== 0;
+    return (hdr[this.reserveBitmap + (g >>> 5)]! & (1 << (g & 31))) !== 0 && (hdr[this.commitWord + (p >>> 5)]! & (1 << (p & 31))) !== 0;
   }
 
   /** Whether every granule touching [addr, addr + size) is reserved. */
