@@ -220,6 +220,38 @@ describe('oversized tier', () => {
     heap.check();
   });
 
+  it('mappings of sizes that pack an arena badly, freed on another worker: found by the region map, into its stash', async () => {
+    const heap = createHeap({ maxBytes: 2 * GiB });
+    const w = startWorker('large-freer.mjs', { handle: heap.handle });
+    const sizes = [2 * MiB, MiB + 1, 3 * MiB, 9 * MiB + 12345];
+    for (const size of sizes) expect(heap.largeTier.inArena(size)).toBe(false);
+    const reserved = heap.space.reservedBytes;
+    const got: number[] = [];
+    for (let r = 0; r < 40; r++) {
+      const size = sizes[r % sizes.length]!;
+      const p = heap.malloc(size);
+      expect(heap.largeTier.isMapping(p)).toBe(true);
+      expect(heap.engine.regions.inRegion(p)).toBe(false);
+      expect((p - 16 * KiB) % (64 * KiB)).toBe(0);
+      heap.u8[p] = r;
+      heap.u8[p + size - 1] = r;
+      got.push(p);
+      const freed = nextMessage(w, (m) => m === 'freed');
+      w.postMessage(p);
+      await freed;
+      // Stashed by the worker (DOUBLE_FREE) or released at once (BAD_POINTER: no mapping there any more).
+      expect(() => heap.free(p)).toThrow(HeapError);
+    }
+    const done = nextMessage<{ ledger: number; slot: number }>(w, (m) => typeof m === 'object');
+    w.postMessage('stop');
+    const r = await done;
+    await w.terminate();
+    expect(r.slot).toBe(0); // the freeing agent never carved an arena
+    expect(r.ledger).toBeGreaterThan(0); // its stash holds what it freed, within its budget
+    expect(heap.space.reservedBytes - reserved).toBeLessThanOrEqual(16 * MiB + 2 * (9 * MiB + 128 * KiB)); // its stash, and no leak
+    heap.check();
+  });
+
   it('the one eviction: the oldest stashed mapping goes when its size differs and evicting it lets the free fit', () => {
     const heap = createHeap({ maxBytes: 4 * GiB });
     const tier = heap.largeTier;
