@@ -170,7 +170,11 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   private mallocAbove(size: number): number {
     if (this.detached) throw closedError();
     this.checkSize(size);
-    if (!this.tier.inArena(size)) return this.tier.mallocOversized(size);
+    return this.tier.inArena(size) ? this.allocLarge(size) : this.tier.mallocOversized(size);
+  }
+
+  /** A large block from arena units; kept out of {@link mallocAbove} (its try), which the oversized path goes through. */
+  private allocLarge(size: number): number {
     try {
       return this.arena.allocLarge(size);
     } catch (err) {

@@ -167,6 +167,25 @@ describe('large tier', () => {
     owner.check();
   });
 
+  it('a size that stays in arenas is served as a mapping when no arena can be carved', () => {
+    const heap = createHeap({ maxBytes: 256 * MiB }); // 64 MiB regions: the lowest 64 MiB can never be one
+    expect(heap.largeTier.inArena(LARGE_A)).toBe(true);
+    const got: number[] = [];
+    try {
+      for (;;) got.push(heap.malloc(LARGE_A));
+    } catch (e) {
+      expect((e as HeapError).code).toBe('OUT_OF_MEMORY');
+    }
+    const mapped = got.filter((p) => heap.largeTier.isMapping(p));
+    expect(mapped.length).toBeGreaterThan(20); // most of the lowest 64 MiB
+    expect(mapped.every((p) => p < 64 * MiB)).toBe(true);
+    expect(got.length - mapped.length).toBe(3 * 31); // one block per arena of three regions
+    expect((got.length * LARGE_A) / (256 * MiB)).toBeGreaterThan(0.85);
+    heap.check();
+    for (const p of got) heap.free(p);
+    heap.check();
+  });
+
   it("sizes of an arena's usable size minus k x 16 KiB (k = 0..30) cross the large/oversized boundary cleanly", () => {
     const heap = createHeap({ maxBytes: 4 * GiB });
     const max = heap.largeMax;
