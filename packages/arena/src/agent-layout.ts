@@ -19,7 +19,8 @@
  * Bytes 256 ...: cache stacks, 512 slots of 4 bytes per class.
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
  * committed bytes]), then the head of the batch being flushed, then the drain in progress (see DRAIN_OFFSET), then
- * a move to or from the heap's exchange in progress (see EXCHANGE_OFFSET).
+ * a move to or from the heap's exchange in progress (see EXCHANGE_OFFSET), then an oversized mapping being made or
+ * freed (see MAPPING_OFFSET).
  */
 export const AGENT_MAGIC = 0x54474150 | 0; // 'PAGT'
 export const AGENT_LIVE = 1;
@@ -93,4 +94,15 @@ export const D_LEFT = 2;
  * class's cache count before the move (-1: the agent is emptying the slot)] (see exchange.ts).
  */
 export const EXCHANGE_OFFSET = DRAIN_OFFSET + 12;
-export const AGENT_AREA_COMMIT = Math.ceil((EXCHANGE_OFFSET + 8) / 4096) * 4096;
+/**
+ * An oversized mapping in the middle of an operation, for a reaper: [its base | what (0: none; the base is 64 KiB
+ * aligned, `what` in the low bits: 1 being made, reserved and its header not yet whole; 2 moving between live and
+ * stashed, in neither the stash nor the user's hands: being freed, or taken from the stash), its reservation in KiB
+ * (for one being made)] (see the large tier's reapStash).
+ */
+export const MAPPING_OFFSET = EXCHANGE_OFFSET + 8;
+export const MP_BASE = 0;
+export const MP_KIB = 1;
+export const MP_MAKING = 1;
+export const MP_MOVING = 2;
+export const AGENT_AREA_COMMIT = Math.ceil((MAPPING_OFFSET + 8) / 4096) * 4096;

@@ -11,7 +11,24 @@
  * base address (a header found at `p - 16 KiB` must name itself), 6 the agent id that allocated it (a reap with
  * `releaseLive` releases a dead agent's live mappings).
  */
-import { G_STASH_COUNT, KIND_MAPPING, LARGE_ROUND, MAPPING_MAGIC, MAX_CLASS_SIZE, STASH_CAPACITY, STASH_OFFSET, UNIT, unparkRun, type ArenaHeap, type SpanRetention } from '@paddock/arena';
+import {
+  G_STASH_COUNT,
+  KIND_MAPPING,
+  LARGE_ROUND,
+  MAPPING_MAGIC,
+  MAPPING_OFFSET,
+  MAX_CLASS_SIZE,
+  MP_BASE,
+  MP_KIB,
+  MP_MAKING,
+  MP_MOVING,
+  STASH_CAPACITY,
+  STASH_OFFSET,
+  UNIT,
+  unparkRun,
+  type ArenaHeap,
+  type SpanRetention,
+} from '@paddock/arena';
 import { GRANULE, HeapError, PAGE_SIZE, describeValue, formatAddress, type AddressSpace } from '@paddock/platform';
 
 /** The payload of an oversized mapping starts this far into it (so payloads stay 16 KiB aligned). */
@@ -152,6 +169,8 @@ export class LargeTier implements SpanRetention {
   /** Word indexes of the stash's first entry and of its count in the agent area. */
   private readonly stashAt: number;
   private readonly stashCountAt: number;
+  /** Word index of the mapping-in-progress record in the agent area (MAPPING_OFFSET). */
+  private readonly progressAt: number;
 
   constructor(space: AddressSpace, arena: ArenaHeap, budgetBytes: number) {
     this.space = space;
@@ -165,6 +184,7 @@ export class LargeTier implements SpanRetention {
     this.commitBits = space.commitBitsIndex;
     this.stashAt = (arena.agentArea + STASH_OFFSET) >>> 2;
     this.stashCountAt = (arena.agentArea >>> 2) + G_STASH_COUNT;
+    this.progressAt = (arena.agentArea + MAPPING_OFFSET) >>> 2;
     arena.retention = this;
   }
 
@@ -283,6 +303,9 @@ export class LargeTier implements SpanRetention {
       }
       if (best >= 0) {
         const base = u32[at + 3 * best]!;
+        // Off the stash and not yet live: a reaper of this agent releases it (plain stores: only a reaper, once this
+        // agent is dead, reads the word).
+        u32[this.progressAt + MP_BASE] = base | MP_MOVING;
         this.unlistStashed(best);
         if (base === this.cutBase) this.cutBase = 0; // taken back before its cut: nothing to decommit
         else if (this.cutBase !== 0) this.cutPending();
@@ -291,12 +314,15 @@ export class LargeTier implements SpanRetention {
         // something that orders it after this.
         this.space.i32[(base >>> 2) + M_AGENT] = this.space.agentId;
         this.space.i32[(base >>> 2) + M_STATE] = LIVE;
+        this.space.u32[this.progressAt + MP_BASE] = 0;
         this.allocated++;
         return base + MAPPING_HEADER_BYTES;
       }
     }
     if (this.cutBase !== 0) this.cutPending();
     const base = this.reserveMapping(reservation);
+    this.space.u32[this.progressAt + MP_KIB] = kib;
+    Atomics.store(this.space.u32, this.progressAt + MP_BASE, base | MP_MAKING); // until its header is whole: a reaper releases it
     this.space.commit(base, PAGE_SIZE);
     const i32 = this.space.i32;
     const hw = base >>> 2;
@@ -308,6 +334,7 @@ export class LargeTier implements SpanRetention {
     this.setPayload(base, size);
     Atomics.store(i32, hw + M_STATE, LIVE);
     Atomics.store(i32, hw + M_MAGIC, MAPPING_MAGIC);
+    this.space.u32[this.progressAt + MP_BASE] = 0;
     this.allocated++;
     return base + MAPPING_HEADER_BYTES;
   }
@@ -341,7 +368,10 @@ export class LargeTier implements SpanRetention {
     if (size !== undefined && ((size >>> 0) !== size || size <= MAX_CLASS_SIZE || size > bytes || this.reservationFor(size) !== this.reservationFor(bytes))) {
       throw new HeapError('WRONG_SIZE', `free of ${formatAddress(p)} with size ${describeValue(size)}: the mapping holds ${bytes} bytes`, p);
     }
+    const progress = this.progressAt;
+    this.space.u32[progress + MP_BASE] = base | MP_MOVING; // from its CAS until it is stashed or released (read by a reaper)
     if (Atomics.compareExchange(i32, hw + M_STATE, LIVE, STASHED) !== LIVE) {
+      this.space.u32[progress + MP_BASE] = 0;
       throw new HeapError('DOUBLE_FREE', `double free of the oversized block at ${formatAddress(p)}`, p);
     }
     this.allocated = Math.max(0, this.allocated - 1);
@@ -379,6 +409,7 @@ export class LargeTier implements SpanRetention {
     } else {
       this.releaseMapping(base, reservation);
     }
+    this.space.u32[progress + MP_BASE] = 0;
   }
 
   /** Makes the cut put off by the last free (see {@link cutBase}): the mapping's payload pages past it are decommitted. */
@@ -494,7 +525,38 @@ export class LargeTier implements SpanRetention {
   reapStash(area: number): { released: number; skipped: number } {
     let released = 0;
     let skipped = 0;
-    for (const e of readStash(this.space, area)) {
+    const stash = readStash(this.space, area);
+    // A mapping the dead agent was making (reserved, header not whole: nobody else can have it) or freeing (taken
+    // from live, then neither stashed nor released: nobody else will free it).
+    const pw = (area + MAPPING_OFFSET) >>> 2;
+    const u32 = this.space.u32;
+    const word = Atomics.load(u32, pw + MP_BASE);
+    if (word !== 0) {
+      const pBase = (word & ~(GRANULE - 1)) >>> 0;
+      const what = word & (GRANULE - 1);
+      const size = u32[pw + MP_KIB]! * 1024;
+      const hw = pBase >>> 2;
+      if (what === MP_MAKING && size > 0 && pBase % GRANULE === 0 && pBase + size <= this.space.maxBytes && this.space.isReserved(pBase, size)) {
+        if (this.space.covers(pBase + PAGE_SIZE) && this.space.isCommitted(pBase, PAGE_SIZE) && this.space.i32[hw + M_MAGIC] === MAPPING_MAGIC) {
+          skipped++; // its header was whole: a live mapping (a reap with releaseLive finds it by its owner word)
+        } else {
+          if (this.space.isCommitted(pBase, PAGE_SIZE) && this.space.covers(pBase + PAGE_SIZE)) {
+            this.space.i32[hw + M_MAGIC] = 0;
+            this.space.i32[hw + M_SELF] = 0;
+          }
+          this.space.release(pBase, size);
+          released++;
+        }
+      } else if (
+        what === MP_MOVING && this.isMapping(pBase + MAPPING_HEADER_BYTES) && !stash.some((e) => e.base === pBase) &&
+        Atomics.compareExchange(this.space.i32, hw + M_STATE, STASHED, 0) === STASHED
+      ) {
+        this.releaseMapping(pBase, this.space.u32[hw + M_RESERVED_KIB]! * 1024);
+        released++;
+      }
+      Atomics.store(u32, pw + MP_BASE, 0);
+    }
+    for (const e of stash) {
       const hw = e.base >>> 2;
       if (
         !this.isMapping(e.base + MAPPING_HEADER_BYTES) || this.space.i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation ||

@@ -1,6 +1,6 @@
 // The tier on its own: the ledger's admission, parked large blocks, the stash and its one eviction, the cut
 // put off, purge, and the reaper's view.
-import { ArenaHeap, UNIT } from '@paddock/arena';
+import { ArenaHeap, MAPPING_OFFSET, MP_BASE, MP_KIB, MP_MAKING, MP_MOVING, UNIT } from '@paddock/arena';
 import { HeapError, PAGE_SIZE, createAddressSpace, openAddressSpace, type AddressSpace } from '@paddock/platform';
 import { resolveProfile } from '@paddock/profile';
 import { Regions } from '@paddock/region';
@@ -162,6 +162,38 @@ describe('oversized mappings', () => {
     tier.freeOversized(p);
     tier.freeOversized(q);
     tier.check();
+  });
+
+  it('a reaper releases the mapping a dead agent was making or moving, named in its agent area', () => {
+    const { tier, space } = setup(64 * MiB);
+    const dying = agentOf(space, 64 * MiB);
+    const area = dying.arena.agentArea;
+    const pw = (area + MAPPING_OFFSET) >>> 2;
+    const reserved = space.reservedBytes;
+    // Killed while making one: reserved, its header page committed, no magic yet.
+    const base = space.reserve(5 * MiB + 64 * 1024);
+    space.commit(base, PAGE_SIZE);
+    space.u32[pw + MP_KIB] = (5 * MiB + 64 * 1024) / 1024;
+    space.u32[pw + MP_BASE] = base | MP_MAKING;
+    expect(tier.reapStash(area)).toEqual({ released: 1, skipped: 0 });
+    expect(space.reservedBytes).toBe(reserved);
+    expect(space.u32[pw + MP_BASE]).toBe(0);
+    // Killed between a free's CAS and the stash: stashed state, in no stash.
+    const p = dying.tier.mallocOversized(3 * MiB);
+    const q = dying.tier.mallocOversized(3 * MiB);
+    dying.tier.freeOversized(q); // a stashed one the stash walk releases, and the moving one is not in the stash
+    expect(Atomics.compareExchange(space.i32, ((p - MAPPING_HEADER_BYTES) >>> 2) + 4, 1, 2)).toBe(1);
+    space.u32[pw + MP_BASE] = (p - MAPPING_HEADER_BYTES) | MP_MOVING;
+    expect(tier.reapStash(area)).toEqual({ released: 2, skipped: 0 });
+    expect(space.reservedBytes).toBe(reserved);
+    // A mapping named while still live (killed before the free's CAS, or after a malloc made it live) stays.
+    const r = tier.mallocOversized(3 * MiB); // live (the dying tier still counts the stash the reaper took)
+    space.u32[pw + MP_BASE] = (r - MAPPING_HEADER_BYTES) | MP_MOVING;
+    expect(tier.reapStash(area)).toEqual({ released: 0, skipped: 0 });
+    space.u32[pw + MP_KIB] = (3 * MiB + 64 * 1024) / 1024;
+    space.u32[pw + MP_BASE] = (r - MAPPING_HEADER_BYTES) | MP_MAKING;
+    expect(tier.reapStash(area)).toEqual({ released: 0, skipped: 1 });
+    expect(tier.usableSize(r)).toBe(3 * MiB); // another agent may still use it
   });
 
   it('refuses sizes that are not oversized and pointers that are not mappings', () => {
