@@ -194,7 +194,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
 
   /**
    * Resizes the block at `ptr`: `realloc(0, n)` is `malloc(n)`; a size in the same class keeps the pointer, and
-   * so does an oversized block resized to above 1 MiB where its mapping can grow or shrink in place (see
+   * so does an oversized block resized to another size served by a mapping where its mapping can grow or shrink in place (see
    * {@link LargeTier.resizeInPlace}); otherwise the contents (up to the smaller size) move to a new block and the
    * old one is freed.
    * @throws RangeError for a bad size; HeapError for a pointer the heap did not hand out (nothing changes).
@@ -205,7 +205,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.checkSize(size);
     let old: number;
     if (this.tier.isMapping(ptr)) {
-      if (this.tier.resizeInPlace(ptr, size)) return ptr;
+      // In place only to a size that is itself served by a mapping: a block's size always names its tier (what
+      // `stats().liveBytes`, the arenas' count, holds).
+      if (!this.tier.inArena(size) && this.tier.resizeInPlace(ptr, size)) return ptr;
       old = this.tier.usableSize(ptr);
     } else {
       old = this.arena.usableSize(ptr);
