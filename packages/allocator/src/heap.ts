@@ -82,11 +82,11 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.cache = new ThreadCache(this.arena, resolved.cacheDepth);
     // A cache made again by setProfile lies at the same words (they follow from the agent area).
     this.arenaMask = this.arena.arenaMask;
-    this.regionMap = this.arena.regionMap;
-    this.regionShift = this.arena.regionShift;
     this.cacheCount = this.cache.countWord;
     this.cacheDepth = this.cache.depthWord;
     this.cacheStack = this.cache.stackWord;
+    this.regionMap = this.arena.regionMap;
+    this.regionShift = this.arena.regionShift;
     this.activity = 0;
     this.detached = false;
     this.backend = ARENA_BACKEND;
