@@ -300,6 +300,10 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       a.agentId = m.agentId;
     }
     const largeMax = heap.largeMax;
+    // Whether a block of `usable` bytes lives in the heap's arenas or slabs, where its live bytes are counted: on the
+    // arena backend a size up to largeMax whose span packs an arena badly gets an oversized mapping instead.
+    const tier = (heap as unknown as { largeTier?: { inArena(size: number): boolean } }).largeTier;
+    const countedLive = (usable: number): boolean => usable <= largeMax && (usable <= MiB || tier === undefined || tier.inArena(usable));
     // A mesh of ports, one per pair of workers.
     const ports = new Map<number, { index: number; port: PeerPort }[]>();
     for (const a of agents) ports.set(a.index, []);
@@ -523,7 +527,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       const owner = L[e + 1]!;
       const usable = L[e + 2]!;
       fig.diedBytes += usable;
-      if (usable <= largeMax && (!releasedLive.has(owner) || keptLive.has(id))) stranded.add(usable);
+      if (countedLive(usable) && (!releasedLive.has(owner) || keptLive.has(id))) stranded.add(usable);
     }
     if (unwritten > dead.length) throw new RunFailure(`${unwritten} block ids were taken but never recorded, with ${dead.length} workers killed`);
     // On pool_global an unrecorded id is inside the window already: the pending words say malloc before any

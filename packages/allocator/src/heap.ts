@@ -54,6 +54,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    * so malloc and free read everything they need from this object and one view.
    */
   private readonly arenaMask: number;
+  /** The heap's region map and region shift (see {@link ArenaHeap.regionMap}), for the inlined free. */
+  private readonly regionMap: number;
+  private readonly regionShift: number;
   private cacheCount: number;
   private cacheDepth: number;
   private readonly cacheStack: number;
@@ -94,6 +97,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.cacheCount = this.cache.countWord;
     this.cacheDepth = this.cache.depthWord;
     this.cacheStack = this.cache.stackWord;
+    this.regionMap = this.arena.regionMap;
+    this.regionShift = this.arena.regionShift;
     this.activity = 0;
     this.detached = false;
     this.backend = ARENA_BACKEND;
@@ -153,7 +158,12 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.profile = r;
   }
 
-  /** The largest object served from arena units; above it, an oversized mapping. */
+  /**
+   * The largest object the arena tier can serve (an arena's usable units): every size above it gets an oversized
+   * mapping. At or below it, a size above 1 MiB is served from arena units only when its span packs an arena well
+   * (whole blocks of it fill at least 15/16 of the usable units); any other gets an oversized mapping of its exact
+   * size too (docs/design/large.md).
+   */
   get largeMax(): number {
     return this.arena.largeMax;
   }
@@ -177,7 +187,19 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   private mallocAbove(size: number): number {
     if (this.detached) throw closedError();
     this.checkSize(size);
-    return size <= this.arena.largeMax ? this.arena.allocLarge(size) : this.tier.mallocOversized(size);
+    return this.tier.inArena(size) ? this.allocLarge(size) : this.tier.mallocOversized(size);
+  }
+
+  /** A large block from arena units; kept out of {@link mallocAbove} (its try), which the oversized path goes through. */
+  private allocLarge(size: number): number {
+    try {
+      return this.arena.allocLarge(size);
+    } catch (err) {
+      // No arena could be carved: the address space outside the regions (the lowest region-sized range, the gaps
+      // no aligned region fits) may still hold it as a mapping.
+      if (!(err instanceof HeapError) || err.code !== 'OUT_OF_MEMORY') throw err;
+      return this.tier.mallocOversized(size);
+    }
   }
 
   /** @throws RangeError for a size that is not an integer from 0 to the heap's size. */
@@ -188,8 +210,10 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   }
 
   /**
-   * Resizes the block at `ptr`: `realloc(0, n)` is `malloc(n)`; a size in the same class keeps the pointer;
-   * otherwise the contents (up to the smaller size) move to a new block and the old one is freed.
+   * Resizes the block at `ptr`: `realloc(0, n)` is `malloc(n)`; a size in the same class keeps the pointer, and
+   * so does an oversized block resized to another size served by a mapping where its mapping can grow or shrink in place (see
+   * {@link LargeTier.resizeInPlace}); otherwise the contents (up to the smaller size) move to a new block and the
+   * old one is freed.
    * @throws RangeError for a bad size; HeapError for a pointer the heap did not hand out (nothing changes).
    */
   realloc(ptr: number, size: number): number {
@@ -198,7 +222,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.checkSize(size);
     let old: number;
     if (this.tier.isMapping(ptr)) {
-      if (this.tier.resizeInPlace(ptr, size)) return ptr;
+      // In place only to a size that is itself served by a mapping: a block's size always names its tier (what
+      // `stats().liveBytes`, the arenas' count, holds).
+      if (!this.tier.inArena(size) && this.tier.resizeInPlace(ptr, size)) return ptr;
       old = this.tier.usableSize(ptr);
     } else {
       old = this.arena.usableSize(ptr);
@@ -223,7 +249,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     // The common case first, inlinable: a free of a small block, unsized or with a size of its class, that
     // the cache takes (a detached agent's cache has depth 0 and takes none).
     const u32 = this.arena.u32;
-    const cls = freeableClass(u32, this.arenaMask, ptr);
+    const cls = freeableClass(u32, this.arenaMask, this.regionMap, this.regionShift, ptr);
     if (cls >= 0 && cls < CLASS_COUNT && (size === undefined || ((size >>> 0) === size && size <= MAX_CLASS_SIZE && classIndex(size) === cls))) {
       if (pushCached(u32, this.cacheCount, this.cacheDepth, this.cacheStack, cls, ptr)) return;
       this.freeCacheFull(cls, ptr);
@@ -245,11 +271,11 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    */
   private freeChecked(ptr: number, size: number | undefined, found: number): void {
     if (this.detached) throw closedError();
+    if (ptr === 0) return; // in no region, so the fast path's check found it IN_MAPPING
     if (found === IN_MAPPING) {
       this.tier.freeOversized(ptr, size);
       return;
     }
-    if (ptr === 0) return;
     const cls = this.arena.validateFree(ptr, size);
     if (cls >= 0) {
       if (cls >= CLASS_COUNT || !this.cache.push(cls, ptr)) this.arena.freeValidated(ptr);
@@ -311,7 +337,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   /** The arena layer's picture and the oversized mappings, for {@link snapshot}. */
   protected override heapPicture(): { arena: ArenaSnapshot; mappings: MappingPicture[] } {
     const arena = snapshotArenas(this.arena);
-    return { arena, mappings: mappingPictures(this.space, arena.arenaBytes, arena.regions, arena.regionBytes) };
+    return { arena, mappings: mappingPictures(this.space, arena.regions, arena.regionBytes) };
   }
 
   /** Walks every arena this agent can see and validates its invariants. @throws HeapError CORRUPTION. */
@@ -475,8 +501,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    * its arenas are checked and adopted by this agent (half-updated slabs are quarantined, never trusted),
    * the blocks in its cache and chains are checked and sent home, its stashed mappings released, and its
    * inbox drained with this agent's from now on. Its live blocks stay live (another agent may hold and free
-   * them) unless `releaseLive` is set: then every live block of the arenas the dead agent carved is released
-   * with them; use it only when the dead agent shared nothing still in use, cached or in transit elsewhere.
+   * them) unless `releaseLive` is set: then every live block of the arenas the dead agent carved is released with
+   * them, and every live oversized mapping it allocated (counted in `liveBlocksReleased`); use it only when the dead
+   * agent shared nothing still in use, cached or in transit elsewhere.
    * Arenas it had taken over from agents that left keep their live blocks (they were never the dead agent's).
    * A block its thread cache handed it that lies in another agent's arena is not released: it looks like any
    * other live block of that arena (nothing records who holds it), so it stays live until freed.
@@ -529,6 +556,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   private reapGone(agentId: number, options: { releaseLive?: boolean }): ReapReport & { stashReleased: number } {
     const before = this.stashReleased;
     const report = this.arena.reapAgent(agentId, options.releaseLive === true);
+    // Its live oversized mappings are in no arena: released here, counted with the live blocks.
+    if (options.releaseLive === true) report.liveBlocksReleased += this.tier.releaseLiveOf(agentId);
     return { ...report, stashReleased: this.stashReleased - before };
   }
 

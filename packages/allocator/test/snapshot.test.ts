@@ -33,7 +33,7 @@ describe('heap.snapshot on the arena', () => {
   it("shows one agent's heap exactly: classes, units, large objects, mappings, its cache", () => {
     const heap = createArenaHeap({ maxBytes: GiB });
     const small = Array.from({ length: 1000 }, (_, i) => heap.malloc(i % 2 === 0 ? 64 : 4096));
-    const large = heap.malloc(1.5 * MiB); // large (not oversized) in either geometry
+    const large = heap.malloc(1.875 * MiB); // 120 units: large in an arena (it packs one well) in either geometry
     const huge = heap.malloc(40 * MiB);
     for (const p of small.slice(0, 10)) heap.free(p); // into the cache: still live in their slabs
     const s = heap.snapshot();
@@ -56,12 +56,12 @@ describe('heap.snapshot on the arena', () => {
     expect(unitsIn(s, UNIT_HEADER)).toBe(2 * a.arenas.length);
     expect(unitsIn(s, UNIT_SLAB)).toBe(stats.perClass.reduce((n, c) => n + c.slabs, 0) - stats.keptSlabs);
     expect(unitsIn(s, UNIT_LARGE)).toBe(1);
-    const largeUnits = Math.ceil((1.5 * MiB) / a.unitBytes);
+    const largeUnits = Math.ceil((1.875 * MiB) / a.unitBytes);
     const head = a.unitState.indexOf(UNIT_LARGE);
     expect(a.unitSpan[head]).toBe(largeUnits);
     expect(a.unitClass[head]).toBe(16);
     expect([...a.unitState.subarray(head + 1, head + largeUnits)].every((v) => v === UNIT_CONTINUATION)).toBe(true);
-    expect(a.large).toEqual([{ address: large, bytes: 1.5 * MiB, owner: stats.ownerSlot, parked: false }]);
+    expect(a.large).toEqual([{ address: large, bytes: 1.875 * MiB, owner: stats.ownerSlot, parked: false }]);
     expect(s.mappings).toHaveLength(1);
     expect(s.mappings[0]).toMatchObject({ state: 'live', payloadBytes: 40 * MiB });
     expect(huge - s.mappings[0]!.base).toBe(16 * 1024);

@@ -20,7 +20,7 @@
  * Then the inline chain map (64 owners x [head, count]), then the stash (64 x [base, reservation KiB,
  * committed bytes]), then the head of the batch being flushed, then the drain in progress (see DRAIN_OFFSET), then
  * a move to or from the heap's exchange in progress (see EXCHANGE_OFFSET), then the agent's presence words (see
- * PRESENCE_OFFSET).
+ * PRESENCE_OFFSET), then an oversized mapping being made or freed (see MAPPING_OFFSET).
  */
 export const AGENT_MAGIC = 0x54474150 | 0; // 'PAGT'
 export const AGENT_LIVE = 1;
@@ -107,4 +107,15 @@ export const P_ARMED = 1;
 export const P_PINGS = 2;
 export const P_ANSWERS = 3;
 export const P_PINGED_AT = 4;
-export const AGENT_AREA_COMMIT = Math.ceil((PRESENCE_OFFSET + 20) / 4096) * 4096;
+/**
+ * An oversized mapping in the middle of an operation, for a reaper: [its base | what (0: none; the base is 64 KiB
+ * aligned, `what` in the low bits: 1 being made, reserved and its header not yet whole; 2 moving between live and
+ * stashed, in neither the stash nor the user's hands: being freed, or taken from the stash), its reservation in KiB
+ * (for one being made)] (see the large tier's reapStash).
+ */
+export const MAPPING_OFFSET = PRESENCE_OFFSET + 20;
+export const MP_BASE = 0;
+export const MP_KIB = 1;
+export const MP_MAKING = 1;
+export const MP_MOVING = 2;
+export const AGENT_AREA_COMMIT = Math.ceil((MAPPING_OFFSET + 8) / 4096) * 4096;

@@ -118,6 +118,14 @@ export class ArenaHeap {
   readonly exchangeHints: Int32Array;
   /** @internal per class: frees left before the next try to give a full stack to the exchange (after one found it full). */
   private readonly giveWait: Int32Array;
+  /**
+   * Uint32 index of the heap's region map ({@link Regions.regionMapIndex}): `u32[regionMap + (p >>> regionShift)]`
+   * is 0 for a `p` in no region (an oversized mapping, or no block at all), where nothing may be read at `p`'s
+   * arena mask.
+   */
+  readonly regionMap: number;
+  /** log2 of the region size (see {@link regionMap}). */
+  readonly regionShift: number;
 
   constructor(space: AddressSpace, regions: Regions, registry: Registry, profile: ResolvedProfile) {
     this.space = space;
@@ -152,6 +160,8 @@ export class ArenaHeap {
     this.exchangeTag = space.agentId << 2;
     this.giveWait = new Int32Array(CLASS_COUNT);
     this.exchangeHints = new Int32Array(2 * EXCHANGE_CLASSES);
+    this.regionMap = regions.regionMapIndex;
+    this.regionShift = regions.regionShift;
   }
 
   /** Takes the space's current views (after a commit, which may grow the buffer). */
@@ -267,10 +277,10 @@ export class ArenaHeap {
    * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) for anything else.
    */
   validateFree(p: number, size: number | undefined): number {
-    let cls = freeableClass(this.u32, this.arenaMask, p);
+    let cls = freeableClass(this.u32, this.arenaMask, this.regionMap, this.regionShift, p);
     // The views may be older than the buffer (another agent grew it): refresh them and look again.
     if (cls === NOT_FREEABLE && typeof p === 'number' && p + 8 > this.viewBytes && this.cover(p + 8)) {
-      cls = freeableClass(this.u32, this.arenaMask, p);
+      cls = freeableClass(this.u32, this.arenaMask, this.regionMap, this.regionShift, p);
     }
     if (cls === IN_MAPPING) return -1;
     if (cls >= 0) {

@@ -17,9 +17,7 @@ import {
   HEADER_UNITS,
   IN_MAPPING,
   KIND_ARENA,
-  KIND_MAPPING,
   LARGE_CLASS,
-  MAPPING_MAGIC,
   NOT_FREEABLE,
   RECORD_BYTES,
   R_BUMP,
@@ -42,12 +40,17 @@ import { CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, badSize, classIndex } from '.
  * class (0-15, or 16 for a large object) of the live, not yet freed block at `p`, {@link IN_MAPPING}, or
  * {@link NOT_FREEABLE} for anything else (not a uint32, misaligned, past the view, no arena, a header, a free or
  * continuation unit, off the class grid, an empty slab, never handed out, or carrying the freed mark).
- * It reads and never writes; `arenaMask` is the heap's {@link ArenaHeap.arenaMask}.
+ * It reads and never writes; `arenaMask` is the heap's {@link ArenaHeap.arenaMask}, `regionMap` and `regionShift`
+ * its {@link ArenaHeap.regionMap} and {@link ArenaHeap.regionShift}. A pointer outside every region is
+ * {@link IN_MAPPING} with no further look (0 included: the caller handles a null free first): only an oversized
+ * mapping can be freed there, and its tier checks the mapping's header. Nothing is read at `p`'s arena mask
+ * outside a region, where it would be an oversized mapping's user data.
  */
-export function freeableClass(u32: Uint32Array, arenaMask: number, p: number): number {
+export function freeableClass(u32: Uint32Array, arenaMask: number, regionMap: number, regionShift: number, p: number): number {
   // Written out with plain constants (esbuild inlines them): a call to an exported helper or a computed
   // module constant would cost the inlined free a module-binding load and a check each.
   if ((p >>> 0) === p && (p & 31) === 0 && (p >>> 2) + 2 <= u32.length) {
+    if (u32[regionMap + (p >>> regionShift)] === 0) return IN_MAPPING;
     const base = (p & arenaMask) >>> 0;
     const hb = base >>> 2;
     const u = (p - base) >>> UNIT_SHIFT;
@@ -65,8 +68,6 @@ export function freeableClass(u32: Uint32Array, arenaMask: number, p: number): n
       ) {
         return cls;
       }
-    } else if (u32[hb + A_MAGIC] === MAPPING_MAGIC && (u32[hb + A_KIND_OWNER]! & 255) === KIND_MAPPING) {
-      return IN_MAPPING;
     }
   }
   return NOT_FREEABLE;
@@ -103,8 +104,9 @@ function classifyPointer(h: ArenaHeap, p: number): number {
   if (typeof p !== 'number' || (p >>> 0) !== p) return NOT_A_POINTER;
   if ((p & 31) !== 0) return NOT_ALIGNED;
   if (!h.cover(p + 8)) return OUTSIDE_HEAP;
-  const base = (p & h.arenaMask) >>> 0;
   const i32 = h.i32;
+  if (i32[h.regionMap + (p >>> h.regionShift)] === 0) return NO_ARENA; // outside every region: never read at its arena mask
+  const base = (p & h.arenaMask) >>> 0;
   const hb = base >>> 2;
   if (i32[hb + A_MAGIC] !== ARENA_MAGIC || (i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) return NO_ARENA;
   const u = (p - base) >>> UNIT_SHIFT;

@@ -1,11 +1,12 @@
 /**
  * @packageDocumentation
- * `@paddock/large`: everything above 1 MiB. Large objects (up to an arena's usable size, rounded to 1 KiB)
- * live on a run of arena units, one object each; a freed one the ledger admits is parked whole (its units
- * and records kept) for the next large object of its span, or its units stay committed. Oversized objects
- * get their own range from the address space, sized to the next power of two of (size + 16 KiB) and at
- * least one arena, with a 16 KiB header area in front so that masking a pointer finds the header; any agent
- * may free one, into its own stash keyed by reservation size.
+ * `@paddock/large`: everything above 1 MiB. Large objects (up to an arena's usable size, rounded to 1 KiB, of a
+ * span that packs an arena to at least 15/16) live on a run of arena units, one object each; a freed one the
+ * ledger admits is parked whole (its units and records kept) for the next large object of its span, or its units
+ * stay committed. Oversized objects (every other size) get their own range from the address space, of exactly
+ * size + 16 KiB rounded up to 64 KiB, with the header 16 KiB before the payload, outside every region (the heap's
+ * region map tells a free which it is); any agent may free one, into its own stash keyed by exact reservation, and
+ * realloc grows or shrinks one in place where the address space allows.
  *
  * Each agent keeps one retention ledger: retained large units, parked blocks and the committed bytes of its
  * stashed mappings, bounded by the profile's large-retention budget. Admission is all or nothing, but for a

@@ -3,24 +3,55 @@
  * (found again by span), and the stash of freed oversized mappings (kept in the agent area, found again by
  * reservation size).
  *
- * Mapping header (at the mapping's base, aligned to the arena size, so `p & ~(arenaBytes - 1)` finds it),
- * Int32 words: 0 kind (2, no owner), 1 magic 'PMAP', 2 reservation in KiB, 3 payload bytes, 4 state
- * (1 live, 2 stashed; changed by CAS, so two agents freeing one mapping cannot both win).
+ * An oversized mapping is a range of its own of exactly `size + 16 KiB` rounded up to 64 KiB (the address space's
+ * granule), at 64 KiB alignment, outside every region. Its header is in its first page and the payload starts
+ * 16 KiB in, so a free finds the header at `p - 16 KiB` once the heap's region map says `p` is in no region.
+ * Header Int32 words: 0 kind (2, no owner), 1 magic 'PMAP', 2 reservation in KiB, 3 payload bytes, 4 state
+ * (1 live, 2 stashed; changed by CAS, so two agents freeing one mapping cannot both win), 5 the mapping's own
+ * base address (a header found at `p - 16 KiB` must name itself), 6 the agent id that allocated it (a reap with
+ * `releaseLive` releases a dead agent's live mappings).
  */
-import { G_STASH_COUNT, KIND_MAPPING, MAPPING_MAGIC, STASH_CAPACITY, STASH_OFFSET, UNIT, unparkRun, type ArenaHeap, type SpanRetention } from '@paddock/arena';
-import { HeapError, PAGE_SIZE, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
+import {
+  G_STASH_COUNT,
+  KIND_MAPPING,
+  LARGE_ROUND,
+  MAPPING_MAGIC,
+  MAPPING_OFFSET,
+  MAX_CLASS_SIZE,
+  MP_BASE,
+  MP_KIB,
+  MP_MAKING,
+  MP_MOVING,
+  STASH_CAPACITY,
+  STASH_OFFSET,
+  UNIT,
+  unparkRun,
+  type ArenaHeap,
+  type SpanRetention,
+} from '@paddock/arena';
+import { GRANULE, HeapError, PAGE_SIZE, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
 
-/** The payload of an oversized mapping starts this far into it. */
+/** The payload of an oversized mapping starts this far into it (so payloads stay 16 KiB aligned). */
 export const MAPPING_HEADER_BYTES = 16 * 1024;
 const M_KIND = 0;
 const M_MAGIC = 1;
 const M_RESERVED_KIB = 2;
 const M_BYTES = 3;
 const M_STATE = 4;
+const M_SELF = 5;
+const M_AGENT = 6;
 const LIVE = 1;
 const STASHED = 2;
-/** 2 ** k for k = 0..32 (a table read: `2 ** k` is a call to pow). */
-const POWERS_OF_TWO = Float64Array.from({ length: 33 }, (_, k) => 2 ** k);
+/**
+ * A large span is served from arena units only when the arena holds whole blocks of it in at least this share of
+ * its usable units (in sixteenths: 15/16); a span that packs worse (a 1.5 MiB block is 96 units: one per 126-unit
+ * arena, 76%) is served as an oversized mapping of its exact size instead.
+ */
+const PACK_SIXTEENTHS = 15;
+/** A stashed mapping serves a malloc that needs at least half its reservation. */
+const STASH_REUSE_FACTOR = 2;
+/** A realloc that shrinks a mapping gives its tail granules back when they are at least this share (1/4) of its reservation. */
+const SHRINK_RELEASE_SHIFT = 2;
 /** At most this many freed large blocks stay parked (their units also count against the budget). */
 export const PARK_CAPACITY = 16;
 
@@ -63,7 +94,7 @@ function readStash(space: AddressSpace, area: number): StashEntry[] {
 /** An oversized mapping as a heap snapshot shows it. */
 export interface MappingPicture {
   base: number;
-  /** Bytes reserved for it (a power of two, at least an arena). */
+  /** Bytes reserved for it (64 KiB granules: its payload plus 16 KiB, rounded up, or more after a stash reuse). */
   reservation: number;
   /** Bytes of its payload (what was asked for, rounded to pages). */
   payloadBytes: number;
@@ -72,25 +103,32 @@ export interface MappingPicture {
 }
 
 /**
- * Every oversized mapping in the heap, found by its header: each arena-aligned address outside the regions (whose
- * bases and size are given) that is reserved, has its header page committed and carries the mapping magic. Any
- * agent may call it; nothing is written. A mapping being created or released at that moment may be missed.
+ * Every oversized mapping in the heap, found by its header: each 64 KiB-aligned address outside the regions (whose
+ * bases and size are given) that is reserved, has its header page committed and carries a mapping header naming
+ * itself; the walk steps over each mapping found, so its payload is never read as a header. Any agent may call it;
+ * nothing is written. A mapping being created, resized or released at that moment may be missed.
  */
-export function mappingPictures(space: AddressSpace, arenaBytes: number, regions: readonly number[], regionBytes: number): MappingPicture[] {
+export function mappingPictures(space: AddressSpace, regions: readonly number[], regionBytes: number): MappingPicture[] {
   const out: MappingPicture[] = [];
   space.refresh();
-  const end = space.u8.length;
-  for (let base = arenaBytes; base + PAGE_SIZE <= end; base += arenaBytes) {
-    if (regions.some((r) => base >= r && base < r + regionBytes)) continue;
-    if (!space.isReserved(base, PAGE_SIZE) || !space.isCommitted(base, PAGE_SIZE)) continue;
+  const end = Math.min(space.u8.length, space.maxBytes);
+  const sorted = [...regions].sort((a, b) => a - b);
+  let next = 0; // the first region at or above `base`
+  for (let base = GRANULE; base + PAGE_SIZE <= end; base += GRANULE) {
+    while (next < sorted.length && sorted[next]! + regionBytes <= base) next++;
+    if (next < sorted.length && base >= sorted[next]!) {
+      base = sorted[next]! + regionBytes - GRANULE; // past the region
+      continue;
+    }
+    if (!space.holdsPage(base)) continue;
     const w = base >>> 2;
     const i32 = space.i32;
-    if (i32[w + M_MAGIC] !== MAPPING_MAGIC || i32[w + M_KIND] !== KIND_MAPPING) continue;
+    if (i32[w + M_MAGIC] !== MAPPING_MAGIC || i32[w + M_KIND] !== KIND_MAPPING || space.u32[w + M_SELF] !== base) continue;
     const reservation = space.u32[w + M_RESERVED_KIB]! * 1024;
     const state = Atomics.load(i32, w + M_STATE);
-    if (reservation < arenaBytes || (state !== LIVE && state !== STASHED)) continue;
+    if (reservation < GRANULE || reservation % GRANULE !== 0 || (state !== LIVE && state !== STASHED)) continue;
     out.push({ base, reservation, payloadBytes: space.u32[w + M_BYTES]!, state: state === LIVE ? 'live' : 'stashed' });
-    base += reservation - arenaBytes;
+    base += reservation - GRANULE;
   }
   return out;
 }
@@ -118,20 +156,35 @@ export class LargeTier implements SpanRetention {
   private cutBase = 0;
   private cutPayload = 0;
   private allocated = 0;
-  private readonly arenaBytes: number;
-  private readonly arenaMask: number;
+  /** Per span (units): 1 when large blocks of that span are served from arena units, 0 when from a mapping. */
+  private readonly spanInArena: Uint8Array;
+  /** The region map ({@link ArenaHeap.regionMap}): a mapping is never in a region. */
+  private readonly regionMap: number;
+  private readonly regionShift: number;
+  /** The space's 64 KiB granules (`maxBytes / GRANULE`). */
+  private readonly spaceGranules: number;
+  /** {@link AddressSpace.reserveBitsIndex} and {@link AddressSpace.commitBitsIndex}. */
+  private readonly reserveBits: number;
+  private readonly commitBits: number;
   /** Word indexes of the stash's first entry and of its count in the agent area. */
   private readonly stashAt: number;
   private readonly stashCountAt: number;
+  /** Word index of the mapping-in-progress record in the agent area (MAPPING_OFFSET). */
+  private readonly progressAt: number;
 
   constructor(space: AddressSpace, arena: ArenaHeap, budgetBytes: number) {
     this.space = space;
     this.arena = arena;
     this.budgetBytes = budgetBytes;
-    this.arenaBytes = arena.arenaBytes;
-    this.arenaMask = ~(arena.arenaBytes - 1);
+    this.spanInArena = spanTable(arena.usableUnits);
+    this.regionMap = arena.regionMap;
+    this.regionShift = arena.regionShift;
+    this.spaceGranules = space.maxBytes / GRANULE;
+    this.reserveBits = space.reserveBitsIndex;
+    this.commitBits = space.commitBitsIndex;
     this.stashAt = (arena.agentArea + STASH_OFFSET) >>> 2;
     this.stashCountAt = (arena.agentArea >>> 2) + G_STASH_COUNT;
+    this.progressAt = (arena.agentArea + MAPPING_OFFSET) >>> 2;
     arena.retention = this;
   }
 
@@ -204,23 +257,31 @@ export class LargeTier implements SpanRetention {
 
   // ---- oversized ---------------------------------------------------------------------------------
 
-  /** Reservation size for an oversized payload of `size` bytes (a power of two, at least an arena). */
+  /** Reservation size for an oversized payload of `size` bytes: `size + 16 KiB`, rounded up to 64 KiB. */
   reservationFor(size: number): number {
-    const n = size + MAPPING_HEADER_BYTES;
-    const r = n > 2 ** 31 ? 2 ** 32 : POWERS_OF_TWO[32 - Math.clz32(n - 1)]!;
-    return r > this.arenaBytes ? r : this.arenaBytes;
+    // Integer arithmetic below 4 GiB - 80 KiB (a division and `Math.ceil` cost the same-size churn 10% of a step).
+    return size < 0xfffec000 ? ((size + 0x13fff) >>> 16) * 0x10000 : Math.ceil((size + MAPPING_HEADER_BYTES) / GRANULE) * GRANULE;
   }
 
   /**
-   * Allocates an oversized object of `size` bytes (above an arena's usable size): from this agent's stash
-   * when a mapping of the same reservation size waits there (its commit grown or shrunk to fit), else a new
-   * range reserved from the address space.
-   * @throws RangeError for a bad size; HeapError OUT_OF_MEMORY when the space has no room, a size whose
-   * reservation (a power of two) is larger than the whole space included.
+   * Whether a block of `size` bytes (above 1 MiB) is served from arena units: it fits an arena ({@link
+   * ArenaHeap.largeMax}) and its span packs one well (whole blocks of it fill at least 15/16 of the usable
+   * units). Every other size above 1 MiB gets an oversized mapping of its exact size.
+   */
+  inArena(size: number): boolean {
+    return size <= this.arena.largeMax && this.spanInArena[Math.ceil(Math.ceil(size / LARGE_ROUND) * LARGE_ROUND / UNIT)] === 1;
+  }
+
+  /**
+   * Allocates an oversized object of `size` bytes (above 1 MiB): from this agent's stash when a mapping there has
+   * a reservation from what it needs up to twice that (the same reservation first, newest first; its commit grown
+   * or shrunk to fit), else a new range of its exact reservation from the address space. When the space has no
+   * room, the stash is released and the reservation tried once more.
+   * @throws RangeError for a bad size; HeapError OUT_OF_MEMORY when the space has no room.
    */
   mallocOversized(size: number): number {
-    if (typeof size !== 'number' || !Number.isInteger(size) || size <= this.arena.largeMax || size > this.space.maxBytes) {
-      throw new RangeError(`oversized size must be an integer above ${this.arena.largeMax} up to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
+    if (typeof size !== 'number' || !Number.isInteger(size) || size <= MAX_CLASS_SIZE || size > this.space.maxBytes) {
+      throw new RangeError(`oversized size must be an integer above ${MAX_CLASS_SIZE} up to maxBytes ${this.space.maxBytes}, got ${describeValue(size)}`);
     }
     const reservation = this.reservationFor(size);
     if (reservation > this.space.maxBytes) {
@@ -231,39 +292,78 @@ export class LargeTier implements SpanRetention {
       );
     }
     const kib = reservation / 1024;
-    const u32 = this.space.u32;
-    const at = this.stashAt;
-    for (let i = this.stashCount - 1; i >= 0; i--) {
-      if (u32[at + 3 * i + 1] !== kib) continue;
-      const base = u32[at + 3 * i]!;
-      this.unlistStashed(i);
-      if (base === this.cutBase) this.cutBase = 0; // taken back before its cut: nothing to decommit
-      else if (this.cutBase !== 0) this.cutPending();
-      if (u32[(base >>> 2) + M_BYTES] !== size) this.setPayload(base, size);
-      // A plain store: the pointer reaches another agent (whose free's CAS must see it live) only through
-      // something that orders it after this.
-      this.space.i32[(base >>> 2) + M_STATE] = LIVE;
-      this.allocated++;
-      return base + MAPPING_HEADER_BYTES;
+    if (this.stashCount !== 0) {
+      const u32 = this.space.u32;
+      const at = this.stashAt;
+      let best = -1;
+      let bestKib = 0;
+      for (let i = this.stashCount - 1; i >= 0; i--) {
+        const k = u32[at + 3 * i + 1]!;
+        if (k === kib) {
+          best = i;
+          break;
+        }
+        if (k > kib && k <= STASH_REUSE_FACTOR * kib && (best < 0 || k < bestKib)) {
+          best = i;
+          bestKib = k;
+        }
+      }
+      if (best >= 0) {
+        const base = u32[at + 3 * best]!;
+        // Off the stash and not yet live: a reaper of this agent releases it (plain stores: only a reaper, once this
+        // agent is dead, reads the word).
+        u32[this.progressAt + MP_BASE] = base | MP_MOVING;
+        this.unlistStashed(best);
+        if (base === this.cutBase) this.cutBase = 0; // taken back before its cut: nothing to decommit
+        else if (this.cutBase !== 0) this.cutPending();
+        if (u32[(base >>> 2) + M_BYTES] !== size) this.setPayload(base, size);
+        // Plain stores: the pointer reaches another agent (whose free's CAS must see it live) only through
+        // something that orders it after this.
+        this.space.i32[(base >>> 2) + M_AGENT] = this.space.agentId;
+        this.space.i32[(base >>> 2) + M_STATE] = LIVE;
+        this.space.u32[this.progressAt + MP_BASE] = 0;
+        this.allocated++;
+        return base + MAPPING_HEADER_BYTES;
+      }
     }
     if (this.cutBase !== 0) this.cutPending();
-    const base = this.space.reserve(reservation, this.arenaBytes);
+    const base = this.reserveMapping(reservation);
+    this.space.u32[this.progressAt + MP_KIB] = kib;
+    Atomics.store(this.space.u32, this.progressAt + MP_BASE, base | MP_MAKING); // until its header is whole: a reaper releases it
     this.space.commit(base, PAGE_SIZE);
     const i32 = this.space.i32;
     const hw = base >>> 2;
     i32[hw + M_KIND] = KIND_MAPPING;
-    i32[hw + M_RESERVED_KIB] = reservation / 1024;
+    i32[hw + M_RESERVED_KIB] = kib;
     i32[hw + M_BYTES] = 0;
+    i32[hw + M_SELF] = base | 0;
+    i32[hw + M_AGENT] = this.space.agentId;
     this.setPayload(base, size);
     Atomics.store(i32, hw + M_STATE, LIVE);
     Atomics.store(i32, hw + M_MAGIC, MAPPING_MAGIC);
+    this.space.u32[this.progressAt + MP_BASE] = 0;
     this.allocated++;
     return base + MAPPING_HEADER_BYTES;
   }
 
+  /** Reserves `reservation` bytes at 64 KiB alignment; on no room, releases the stash and tries once more. */
+  private reserveMapping(reservation: number): number {
+    if (reservation > this.space.maxBytes) {
+      throw new HeapError('OUT_OF_MEMORY', `out of address space: an oversized block needs ${reservation} bytes, more than maxBytes ${this.space.maxBytes}`);
+    }
+    try {
+      return this.space.reserve(reservation, GRANULE);
+    } catch (err) {
+      if (!(err instanceof HeapError) || err.code !== 'OUT_OF_MEMORY' || this.stashCount === 0) throw err;
+    }
+    this.releaseStash();
+    return this.space.reserve(reservation, GRANULE);
+  }
+
   /**
    * Frees an oversized object (any agent may): into this agent's stash if the ledger admits its committed
-   * bytes (after at most the one eviction the rule allows), else its range goes back at once.
+   * bytes (after at most the one eviction the rule allows), else its range goes back at once. A sized free's
+   * size must be above 1 MiB, at most the payload's bytes and need as many 64 KiB granules as the payload does.
    * @throws HeapError BAD_POINTER / DOUBLE_FREE / WRONG_SIZE before anything changes.
    */
   freeOversized(p: number, size?: number): void {
@@ -272,10 +372,13 @@ export class LargeTier implements SpanRetention {
     const hw = base >>> 2;
     const reservation = i32[hw + M_RESERVED_KIB]! * 1024;
     const bytes = this.space.u32[hw + M_BYTES]!;
-    if (size !== undefined && ((size >>> 0) !== size || size <= this.arena.largeMax || this.reservationFor(size) !== reservation || size > bytes)) {
+    if (size !== undefined && ((size >>> 0) !== size || size <= MAX_CLASS_SIZE || size > bytes || this.reservationFor(size) !== this.reservationFor(bytes))) {
       throw new HeapError('WRONG_SIZE', `free of ${formatAddress(p)} with size ${describeValue(size)}: the mapping holds ${bytes} bytes`, p);
     }
+    const progress = this.progressAt;
+    this.space.u32[progress + MP_BASE] = base | MP_MOVING; // from its CAS until it is stashed or released (read by a reaper)
     if (Atomics.compareExchange(i32, hw + M_STATE, LIVE, STASHED) !== LIVE) {
+      this.space.u32[progress + MP_BASE] = 0;
       throw new HeapError('DOUBLE_FREE', `double free of the oversized block at ${formatAddress(p)}`, p);
     }
     this.allocated = Math.max(0, this.allocated - 1);
@@ -313,6 +416,7 @@ export class LargeTier implements SpanRetention {
     } else {
       this.releaseMapping(base, reservation);
     }
+    this.space.u32[progress + MP_BASE] = 0;
   }
 
   /** Makes the cut put off by the last free (see {@link cutBase}): the mapping's payload pages past it are decommitted. */
@@ -340,20 +444,55 @@ export class LargeTier implements SpanRetention {
     return this.space.u32[(base >>> 2) + M_BYTES]!;
   }
 
-  /** Resizes an oversized object in place when `size` keeps its reservation size; returns whether it did. */
+  /**
+   * Resizes an oversized object in place to `size` bytes (above 1 MiB); returns whether it did. A size its
+   * reservation holds only moves the commit; a larger one claims the granules right after the reservation when
+   * they are free ({@link AddressSpace.extend}); a smaller one whose reservation is a quarter or more too large
+   * gives the tail granules back. Otherwise (the next granules taken, or past maxBytes) nothing changes and the
+   * caller moves the block.
+   */
   resizeInPlace(p: number, size: number): boolean {
     const base = this.locateMapping(p, 'realloc');
-    if (size <= this.arena.largeMax || this.reservationFor(size) !== this.space.i32[(base >>> 2) + M_RESERVED_KIB]! * 1024) return false;
-    this.setPayload(base, size);
+    if ((size >>> 0) !== size || size <= MAX_CLASS_SIZE) return false;
+    const u32 = this.space.u32;
+    const hw = base >>> 2;
+    const have = u32[hw + M_RESERVED_KIB]! * 1024;
+    const need = this.reservationFor(size);
+    if (need > have) {
+      if (!this.space.extend(base, have, need)) return false;
+      u32[hw + M_RESERVED_KIB] = need / 1024;
+      this.setPayload(base, size);
+    } else if (have - need >= have >>> SHRINK_RELEASE_SHIFT) {
+      this.setPayload(base, size);
+      u32[hw + M_RESERVED_KIB] = need / 1024;
+      this.space.release(base + need, have - need);
+    } else {
+      this.setPayload(base, size);
+    }
     return true;
   }
 
-  /** Whether `p`'s arena-aligned base holds a mapping header (no other check). */
+  /**
+   * Whether `p` is where an oversized mapping's payload starts: in no region (the region map), 16 KiB past a
+   * 64 KiB-aligned base whose page is reserved and committed and holds a mapping header naming that base. The
+   * mapping may be live or stashed. Nothing else is checked; nothing is read at `p`'s arena mask.
+   */
   isMapping(p: number): boolean {
-    const base = (p & this.arenaMask) >>> 0;
-    if (!this.space.covers(base + 8)) return false;
-    const i32 = this.space.i32;
-    return i32[(base >>> 2) + M_MAGIC] === MAPPING_MAGIC && i32[(base >>> 2) + M_KIND] === KIND_MAPPING;
+    if (typeof p !== 'number' || (p >>> 0) !== p) return false;
+    const base = p - MAPPING_HEADER_BYTES;
+    // In granules, a small integer: `maxBytes` from 2 GiB up is a heap number, a slower compare.
+    if (base <= 0 || (base & 0xffff) !== 0 || base >>> 16 >= this.spaceGranules) return false;
+    const space = this.space;
+    let i32 = space.i32;
+    if (i32[this.regionMap + (p >>> this.regionShift)] !== 0) return false;
+    // Its header page reserved and committed (`space.holdsPage`, read inline: the call cost the same-size churn 8%).
+    const g = base >>> 16;
+    const pg = base >>> 12;
+    if ((i32[this.reserveBits + (g >>> 5)]! & (1 << (g & 31))) === 0 || (i32[this.commitBits + (pg >>> 5)]! & (1 << (pg & 31))) === 0) return false;
+    if (!space.covers(base + PAGE_SIZE)) return false;
+    i32 = space.i32;
+    const hw = base >>> 2;
+    return i32[hw + M_MAGIC] === MAPPING_MAGIC && i32[hw + M_KIND] === KIND_MAPPING && space.u32[hw + M_SELF] === base;
   }
 
   // ---- purge and inspection ----------------------------------------------------------------------
@@ -367,6 +506,12 @@ export class LargeTier implements SpanRetention {
     let bytes = this.arena.purgeRetained() * UNIT;
     this.ledger -= this.retained;
     this.retained = 0;
+    return bytes + this.releaseStash();
+  }
+
+  /** Releases every stashed mapping (a cut put off included); returns their committed bytes. */
+  private releaseStash(): number {
+    let bytes = 0;
     this.cutBase = 0; // released whole below
     while (this.stashCount !== 0) {
       const u32 = this.space.u32;
@@ -387,11 +532,41 @@ export class LargeTier implements SpanRetention {
   reapStash(area: number): { released: number; skipped: number } {
     let released = 0;
     let skipped = 0;
-    for (const e of readStash(this.space, area)) {
+    const stash = readStash(this.space, area);
+    // A mapping the dead agent was making (reserved, header not whole: nobody else can have it) or freeing (taken
+    // from live, then neither stashed nor released: nobody else will free it).
+    const pw = (area + MAPPING_OFFSET) >>> 2;
+    const u32 = this.space.u32;
+    const word = Atomics.load(u32, pw + MP_BASE);
+    if (word !== 0) {
+      const pBase = (word & ~(GRANULE - 1)) >>> 0;
+      const what = word & (GRANULE - 1);
+      const size = u32[pw + MP_KIB]! * 1024;
+      const hw = pBase >>> 2;
+      if (what === MP_MAKING && size > 0 && pBase % GRANULE === 0 && pBase + size <= this.space.maxBytes && this.space.isReserved(pBase, size)) {
+        if (this.space.covers(pBase + PAGE_SIZE) && this.space.isCommitted(pBase, PAGE_SIZE) && this.space.i32[hw + M_MAGIC] === MAPPING_MAGIC) {
+          skipped++; // its header was whole: a live mapping (a reap with releaseLive finds it by its owner word)
+        } else {
+          if (this.space.isCommitted(pBase, PAGE_SIZE) && this.space.covers(pBase + PAGE_SIZE)) {
+            this.space.i32[hw + M_MAGIC] = 0;
+            this.space.i32[hw + M_SELF] = 0;
+          }
+          this.space.release(pBase, size);
+          released++;
+        }
+      } else if (
+        what === MP_MOVING && this.isMapping(pBase + MAPPING_HEADER_BYTES) && !stash.some((e) => e.base === pBase) &&
+        Atomics.compareExchange(this.space.i32, hw + M_STATE, STASHED, 0) === STASHED
+      ) {
+        this.releaseMapping(pBase, this.space.u32[hw + M_RESERVED_KIB]! * 1024);
+        released++;
+      }
+      Atomics.store(u32, pw + MP_BASE, 0);
+    }
+    for (const e of stash) {
       const hw = e.base >>> 2;
       if (
-        e.base % this.arenaBytes !== 0 || !this.space.covers(e.base + 64) ||
-        this.space.i32[hw + M_MAGIC] !== MAPPING_MAGIC || this.space.i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation ||
+        !this.isMapping(e.base + MAPPING_HEADER_BYTES) || this.space.i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation ||
         Atomics.compareExchange(this.space.i32, hw + M_STATE, STASHED, 0) !== STASHED
       ) {
         skipped++;
@@ -402,6 +577,25 @@ export class LargeTier implements SpanRetention {
     }
     Atomics.store(this.space.u32, (area >>> 2) + G_STASH_COUNT, 0);
     return { released, skipped };
+  }
+
+  /**
+   * Releases every live mapping that the agent `agentId` allocated (for a reap with `releaseLive`: that agent is
+   * dead and shared nothing still in use). Each is found by a walk of the address space outside the regions, taken
+   * from live with the free's CAS (so a racing free of it by another agent loses with DOUBLE_FREE) and released.
+   * Returns how many.
+   */
+  releaseLiveOf(agentId: number): number {
+    let n = 0;
+    const regions = this.arena.regions.regionList();
+    for (const m of mappingPictures(this.space, regions, this.arena.regions.geometry.regionBytes)) {
+      const hw = m.base >>> 2;
+      if (m.state !== 'live' || this.space.i32[hw + M_AGENT] !== agentId) continue;
+      if (Atomics.compareExchange(this.space.i32, hw + M_STATE, LIVE, 0) !== LIVE) continue;
+      this.releaseMapping(m.base, m.reservation);
+      n++;
+    }
+    return n;
   }
 
   stats(): LargeStats {
@@ -444,7 +638,7 @@ export class LargeTier implements SpanRetention {
     }
     for (const e of stash) {
       const hw = e.base >>> 2;
-      if (i32[hw + M_MAGIC] !== MAPPING_MAGIC || i32[hw + M_STATE] !== STASHED || i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation) {
+      if (!this.isMapping(e.base + MAPPING_HEADER_BYTES) || i32[hw + M_STATE] !== STASHED || i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation) {
         throw new HeapError('CORRUPTION', `stashed mapping at ${formatAddress(e.base)} has a bad header`, e.base);
       }
       stashBytes += e.committed;
@@ -461,8 +655,8 @@ export class LargeTier implements SpanRetention {
 
   private locateMapping(p: number, what: string): number {
     if (typeof p !== 'number' || (p >>> 0) !== p) throw new HeapError('BAD_POINTER', `${what}: ${String(p)} is not a pointer`);
-    const base = (p & this.arenaMask) >>> 0;
-    if (p !== base + MAPPING_HEADER_BYTES || !this.isMapping(p)) {
+    const base = p - MAPPING_HEADER_BYTES;
+    if (!this.isMapping(p)) {
       throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} is not the start of an oversized block`, p);
     }
     const state = Atomics.load(this.space.i32, (base >>> 2) + M_STATE);
@@ -487,12 +681,14 @@ export class LargeTier implements SpanRetention {
     const i32 = this.space.i32;
     Atomics.store(i32, (base >>> 2) + M_MAGIC, 0);
     i32[(base >>> 2) + M_KIND] = 0;
+    i32[(base >>> 2) + M_SELF] = 0;
+    i32[(base >>> 2) + M_AGENT] = 0;
     this.space.release(base, reservation);
   }
 }
 
 function roundPage(n: number): number {
-  return Math.ceil(n / PAGE_SIZE) * PAGE_SIZE;
+  return n <= 0xfffff000 ? ((n + 0xfff) >>> 12) * 0x1000 : Math.ceil(n / PAGE_SIZE) * PAGE_SIZE; // integer arithmetic below 4 GiB
 }
 
 /** Committed bytes of a mapping holding `bytes`: its header page plus the payload's pages. */
@@ -500,3 +696,14 @@ function committedBytes(bytes: number): number {
   return PAGE_SIZE + roundPage(bytes);
 }
 
+/**
+ * Per span of large units (index 0 to `usableUnits`): 1 when whole blocks of that span fill at least 15/16 of an
+ * arena's usable units, so that blocks of it are served there; 0 when the span packs worse.
+ */
+function spanTable(usableUnits: number): Uint8Array {
+  const t = new Uint8Array(usableUnits + 1);
+  for (let span = 1; span <= usableUnits; span++) {
+    if (16 * Math.floor(usableUnits / span) * span >= PACK_SIXTEENTHS * usableUnits) t[span] = 1;
+  }
+  return t;
+}

@@ -1,6 +1,6 @@
 // The tier on its own: the ledger's admission, parked large blocks, the stash and its one eviction, the cut
 // put off, purge, and the reaper's view.
-import { ArenaHeap, UNIT } from '@paddock/arena';
+import { ArenaHeap, MAPPING_OFFSET, MP_BASE, MP_KIB, MP_MAKING, MP_MOVING, UNIT } from '@paddock/arena';
 import { HeapError, PAGE_SIZE, createAddressSpace, openAddressSpace, type AddressSpace } from '@paddock/platform';
 import { resolveProfile } from '@paddock/profile';
 import { Regions } from '@paddock/region';
@@ -65,15 +65,23 @@ describe('retention ledger', () => {
 });
 
 describe('oversized mappings', () => {
-  it('are sized to the next power of two of size + 16 KiB, at least one arena, header found by masking', () => {
+  it('are sized to size + 16 KiB rounded up to 64 KiB, at 64 KiB, header 16 KiB before the payload', () => {
     const { tier, arena, space } = setup(64 * MiB);
-    expect(tier.reservationFor(arena.largeMax + 1)).toBe(8 * MiB); // one arena: 8160 KiB + 16 KiB fits
+    expect(tier.reservationFor(arena.largeMax + 1)).toBe(8 * MiB); // 8160 KiB + 1 byte + 16 KiB, in 64 KiB granules
     expect(tier.reservationFor(16 * MiB - MAPPING_HEADER_BYTES)).toBe(16 * MiB);
-    expect(tier.reservationFor(16 * MiB - MAPPING_HEADER_BYTES + 1)).toBe(32 * MiB);
-    expect(tier.reservationFor(2 ** 31 - MAPPING_HEADER_BYTES + 1)).toBe(2 ** 32);
+    expect(tier.reservationFor(16 * MiB - MAPPING_HEADER_BYTES + 1)).toBe(16 * MiB + 64 * 1024);
+    expect(tier.reservationFor(1.5 * MiB)).toBe(1.5 * MiB + 64 * 1024);
+    const reserved = space.reservedBytes;
     const p = tier.mallocOversized(12 * MiB);
-    expect((p - MAPPING_HEADER_BYTES) % arena.arenaBytes).toBe(0);
+    expect(space.reservedBytes - reserved).toBe(12 * MiB + 64 * 1024);
+    expect((p - MAPPING_HEADER_BYTES) % (64 * 1024)).toBe(0);
     expect(tier.isMapping(p)).toBe(true);
+    expect(arena.regions.inRegion(p)).toBe(false);
+    // Two mappings in a row leave no arena-sized gap between them: the second starts at the first one's end.
+    const q = tier.mallocOversized(3 * MiB);
+    expect(q).toBe(p + 12 * MiB + 64 * 1024);
+    tier.freeOversized(q);
+    tier.purge();
     expect(arena.validateFree(p, undefined)).toBe(-1);
     expect(space.isCommitted(p, 12 * MiB)).toBe(true);
     expect(tier.usableSize(p)).toBe(12 * MiB);
@@ -92,7 +100,100 @@ describe('oversized mappings', () => {
     // Pretend the agent died: a reaper reads the stash from the area and releases the mapping.
     const r = tier.reapStash(area);
     expect(r).toEqual({ released: 1, skipped: 0 });
-    expect(space.reservedBytes).toBe(reserved - 16 * MiB);
+    expect(space.reservedBytes).toBe(reserved - 10 * MiB - 64 * 1024);
+  });
+
+  it('a stashed mapping serves a malloc that needs from half its reservation up to all of it, the same reservation first', () => {
+    const { tier, space } = setup(64 * MiB);
+    const a = tier.mallocOversized(12 * MiB);
+    const b = tier.mallocOversized(5 * MiB);
+    const c = tier.mallocOversized(6 * MiB);
+    tier.freeOversized(a);
+    tier.freeOversized(b);
+    tier.freeOversized(c);
+    expect(tier.stashed()).toEqual([a, b, c]);
+    const reserved = space.reservedBytes;
+    expect(tier.mallocOversized(5 * MiB)).toBe(b); // its own reservation, though c is newer and would do
+    expect(tier.mallocOversized(4 * MiB)).toBe(c); // 6 MiB + 64 KiB is within twice what 4 MiB needs
+    expect(tier.usableSize(c)).toBe(4 * MiB);
+    expect(space.isCommitted(c + 4 * MiB, 2 * MiB)).toBe(false); // its commit shrank with it
+    expect(tier.stashed()).toEqual([a]);
+    const d = tier.mallocOversized(5 * MiB); // 12 MiB is more than twice what it needs: a new range
+    expect(d).not.toBe(a);
+    expect(space.reservedBytes).toBe(reserved + 5 * MiB + 64 * 1024);
+    expect(tier.mallocOversized(7 * MiB)).toBe(a);
+    tier.freeOversized(c, 4 * MiB); // a sized free names the size it was taken for
+    expect(thrown(() => tier.freeOversized(a, 12 * MiB))?.code).toBe('WRONG_SIZE');
+    tier.freeOversized(a, 7 * MiB);
+    tier.check();
+  });
+
+  it('grow in place while the next granules are free, shrink in place giving the tail back', () => {
+    const { tier, space } = setup(0);
+    const p = tier.mallocOversized(2 * MiB);
+    const u8 = () => space.u8;
+    u8()[p] = 7;
+    const reserved = space.reservedBytes;
+    expect(tier.resizeInPlace(p, 3 * MiB)).toBe(true);
+    expect(space.reservedBytes - reserved).toBe(MiB);
+    expect(tier.usableSize(p)).toBe(3 * MiB);
+    expect(space.isCommitted(p, 3 * MiB)).toBe(true);
+    u8()[p + 3 * MiB - 1] = 9;
+    // A mapping right after it: the next grow cannot be in place and changes nothing.
+    const q = tier.mallocOversized(2 * MiB);
+    expect(q).toBe(p + 3 * MiB + 64 * 1024);
+    expect(tier.resizeInPlace(p, 3 * MiB + 64 * 1024)).toBe(false);
+    expect(tier.usableSize(p)).toBe(3 * MiB);
+    // Within its reservation it still grows (the commit only).
+    expect(tier.resizeInPlace(p, 3 * MiB + 1000)).toBe(true);
+    // Shrinking by a quarter or more gives the tail granules back: a mapping fits there now.
+    const before = space.reservedBytes;
+    expect(tier.resizeInPlace(p, 1.5 * MiB)).toBe(true);
+    expect(before - space.reservedBytes).toBe(1.5 * MiB);
+    expect(space.isReserved(p + 1.5 * MiB + 64 * 1024, 64 * 1024)).toBe(false);
+    expect(u8()[p]).toBe(7);
+    // Shrinking by less keeps the reservation.
+    expect(tier.resizeInPlace(p, 1.25 * MiB)).toBe(true);
+    expect(space.reservedBytes).toBe(before - 1.5 * MiB);
+    expect(tier.resizeInPlace(p, 1.25 * MiB + 256 * 1024)).toBe(true);
+    expect(tier.resizeInPlace(p, MiB)).toBe(false); // not oversized any more: the caller moves it
+    // Never past the end of the space.
+    expect(tier.resizeInPlace(q, space.maxBytes - q + 1)).toBe(false);
+    tier.freeOversized(p);
+    tier.freeOversized(q);
+    tier.check();
+  });
+
+  it('a reaper releases the mapping a dead agent was making or moving, named in its agent area', () => {
+    const { tier, space } = setup(64 * MiB);
+    const dying = agentOf(space, 64 * MiB);
+    const area = dying.arena.agentArea;
+    const pw = (area + MAPPING_OFFSET) >>> 2;
+    const reserved = space.reservedBytes;
+    // Killed while making one: reserved, its header page committed, no magic yet.
+    const base = space.reserve(5 * MiB + 64 * 1024);
+    space.commit(base, PAGE_SIZE);
+    space.u32[pw + MP_KIB] = (5 * MiB + 64 * 1024) / 1024;
+    space.u32[pw + MP_BASE] = base | MP_MAKING;
+    expect(tier.reapStash(area)).toEqual({ released: 1, skipped: 0 });
+    expect(space.reservedBytes).toBe(reserved);
+    expect(space.u32[pw + MP_BASE]).toBe(0);
+    // Killed between a free's CAS and the stash: stashed state, in no stash.
+    const p = dying.tier.mallocOversized(3 * MiB);
+    const q = dying.tier.mallocOversized(3 * MiB);
+    dying.tier.freeOversized(q); // a stashed one the stash walk releases, and the moving one is not in the stash
+    expect(Atomics.compareExchange(space.i32, ((p - MAPPING_HEADER_BYTES) >>> 2) + 4, 1, 2)).toBe(1);
+    space.u32[pw + MP_BASE] = (p - MAPPING_HEADER_BYTES) | MP_MOVING;
+    expect(tier.reapStash(area)).toEqual({ released: 2, skipped: 0 });
+    expect(space.reservedBytes).toBe(reserved);
+    // A mapping named while still live (killed before the free's CAS, or after a malloc made it live) stays.
+    const r = tier.mallocOversized(3 * MiB); // live (the dying tier still counts the stash the reaper took)
+    space.u32[pw + MP_BASE] = (r - MAPPING_HEADER_BYTES) | MP_MOVING;
+    expect(tier.reapStash(area)).toEqual({ released: 0, skipped: 0 });
+    space.u32[pw + MP_KIB] = (3 * MiB + 64 * 1024) / 1024;
+    space.u32[pw + MP_BASE] = (r - MAPPING_HEADER_BYTES) | MP_MAKING;
+    expect(tier.reapStash(area)).toEqual({ released: 0, skipped: 1 });
+    expect(tier.usableSize(r)).toBe(3 * MiB); // another agent may still use it
   });
 
   it('refuses sizes that are not oversized and pointers that are not mappings', () => {
@@ -211,7 +312,7 @@ describe('a same-size free and malloc', () => {
     expect(space.isCommitted(p, 16 * MiB)).toBe(true);
     expect(tier.stats()).toMatchObject({ stashEntries: 0, ledgerBytes: 0, uncutBytes: 0 });
     tier.freeOversized(p);
-    const q = tier.mallocOversized(9 * MiB); // another reservation size: the cut is made first
+    const q = tier.mallocOversized(7 * MiB); // p is more than twice what it needs: the cut is made first
     expect(tier.stats().uncutBytes).toBe(0);
     expect(space.isCommitted(p, 16 * MiB - 2 * PAGE_SIZE)).toBe(true);
     expect(space.isCommitted(p + 16 * MiB - PAGE_SIZE, PAGE_SIZE)).toBe(false);
@@ -250,7 +351,7 @@ describe('a same-size free and malloc', () => {
     const reserved = space.reservedBytes;
     const report = reaper.reapAgent(dying.space.agentId);
     expect(report.quarantinedBytes).toBe(0);
-    expect(space.reservedBytes).toBe(reserved - 32 * MiB); // the stashed mapping's reservation
+    expect(space.reservedBytes).toBe(reserved - 16 * MiB - 64 * 1024); // the stashed mapping's reservation
     expect(reaper.stats().largeObjects).toBe(1); // keep; the parked block was released
     expect(reaper.stats().usedUnits).toBe(128);
     reaper.check();

@@ -28,6 +28,10 @@ import {
   commitBitmapAt,
 } from './space-header.js';
 
+/** log2 of {@link GRANULE} and of {@link PAGE_SIZE}. */
+const GRANULE_SHIFT = 16;
+const PAGE_SHIFT = 12;
+
 /** What another agent needs to open the same space. Structured-cloneable: send it with `postMessage`. */
 export interface AddressSpaceHandle {
   readonly kind: 'paddock-address-space';
@@ -64,6 +68,13 @@ export class AddressSpace {
   f64!: Float64Array;
   /** Byte length the views cover. */
   viewBytes = 0;
+  /**
+   * @internal Int32 indexes, into the whole-buffer views ({@link i32}), of the reservation bitmap's and the commit
+   * bitmap's word 0 (bit `k` of the bitmap is bit `k & 31` of word `index + (k >>> 5)`), for a layer that tests a
+   * page inline on a hot path (see {@link holdsPage}); the header is always in view.
+   */
+  readonly reserveBitsIndex: number;
+  readonly commitBitsIndex: number;
 
   private readonly backing: Backing;
   private readonly hdr: Int32Array;
@@ -72,6 +83,11 @@ export class AddressSpace {
   private readonly reserveBitmap: number;
   /** Header word of the commit bitmap (one bit per page). */
   private readonly commitBitmap: number;
+  /**
+   * {@link commitBitmap} as an integer word index, for {@link holdsPage}'s plain reads: the bitmap's word index is
+   * fractional when maxBytes is not a multiple of 2 MiB, and Atomics (what the other bitmap reads use) truncate it.
+   */
+  private readonly commitWord: number;
   private readonly native: NativePageReturn | null;
 
   /** @internal use {@link createAddressSpace} or {@link openAddressSpace}. */
@@ -84,6 +100,9 @@ export class AddressSpace {
     this.granules = maxBytes / GRANULE;
     this.reserveBitmap = RESERVE_BITMAP;
     this.commitBitmap = commitBitmapAt(maxBytes);
+    this.commitWord = Math.floor(this.commitBitmap);
+    this.reserveBitsIndex = base / 4 + this.reserveBitmap;
+    this.commitBitsIndex = base / 4 + this.commitWord;
     this.headerBytes = hdr[H_HEADER_BYTES]!;
     this.native = choosePageReturn(pageReturn);
     this.pageReturn = this.native ? 'native' : 'none';
@@ -202,6 +221,30 @@ export class AddressSpace {
   }
 
   /**
+   * Grows the reserved range [addr, addr + size) to [addr, addr + newSize) in place, when the granules right
+   * after it are free: claims them with the same CAS protocol as {@link reserve} (all or nothing: on a granule
+   * another agent holds, the words taken are given back and nothing is left claimed). Returns whether it did.
+   * Never past maxBytes (returns false). The caller owns [addr, addr + size); that range is not checked here.
+   * The new range is not committed.
+   * @throws RangeError for a bad address or size (addr not 64 KiB aligned, newSize not above size).
+   */
+  extend(addr: number, size: number, newSize: number): boolean {
+    this.checkRange(addr, size);
+    if (addr % GRANULE !== 0) throw new RangeError(`extend address ${formatAddress(addr)} is not 64 KiB aligned`);
+    if (typeof newSize !== 'number' || !Number.isInteger(newSize) || newSize <= size) {
+      throw new RangeError(`extend newSize must be an integer above size ${size}, got ${describeValue(newSize)}`);
+    }
+    if (addr + newSize > this.maxBytes) return false;
+    const g = addr / GRANULE + Math.ceil(size / GRANULE);
+    const n = addr / GRANULE + Math.ceil(newSize / GRANULE) - g;
+    if (n <= 0) return true;
+    if (firstSetBit(this.hdr, this.reserveBitmap, g, n) >= 0) return false;
+    if (claimBitRange(this.hdr, this.reserveBitmap, g, n) >= 0) return false;
+    Atomics.add(this.hdr, H_RESERVED_GRANULES, n);
+    return true;
+  }
+
+  /**
    * Releases a reserved range so it can be reserved again; its committed pages are decommitted first.
    * @throws RangeError for a bad range; HeapError `NOT_RESERVED` if any part of it is not reserved (nothing changes).
    */
@@ -256,6 +299,17 @@ export class AddressSpace {
     this.checkRange(addr, size);
     const p0 = Math.floor(addr / PAGE_SIZE);
     return allBitsSet(this.hdr, this.commitBitmap, p0, Math.ceil((addr + size) / PAGE_SIZE) - p0);
+  }
+
+  /**
+   * Whether the page at `addr` is reserved and committed, read plainly from the two bitmaps: no range check, no
+   * refresh, for a free's test of a header it is about to read. `addr` must be an integer in [0, maxBytes).
+   */
+  holdsPage(addr: number): boolean {
+    const g = addr >>> GRANULE_SHIFT;
+    const p = addr >>> PAGE_SHIFT;
+    const hdr = this.hdr;
+    return (hdr[this.reserveBitmap + (g >>> 5)]! & (1 << (g & 31))) !== 0 && (hdr[this.commitWord + (p >>> 5)]! & (1 << (p & 31))) !== 0;
   }
 
   /** Whether every granule touching [addr, addr + size) is reserved. */

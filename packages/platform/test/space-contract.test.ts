@@ -202,6 +202,64 @@ for (const v of variants) {
       for (const [a, n] of ranges) expect(s.isReserved(a, n)).toBe(true);
     });
 
+    it('extend claims the granules right after a range, all or nothing, never past maxBytes', () => {
+      const s = make(64 * MiB);
+      const a = s.reserve(2 * GRANULE);
+      const reserved = s.reservedBytes;
+      expect(s.extend(a, 2 * GRANULE, 3 * GRANULE + 1)).toBe(true); // rounded up to granules: 4
+      expect(s.isReserved(a, 4 * GRANULE)).toBe(true);
+      expect(s.reservedBytes - reserved).toBe(2 * GRANULE);
+      const b = s.reserve(GRANULE);
+      expect(b).toBe(a + 4 * GRANULE); // first fit: right after a
+      const c = s.reserve(GRANULE);
+      s.release(b, GRANULE);
+      // b's granule is free, c's is not: nothing is claimed.
+      expect(s.extend(a, 4 * GRANULE, 6 * GRANULE)).toBe(false);
+      expect(s.isReserved(a + 4 * GRANULE, GRANULE)).toBe(false);
+      expect(s.reservedBytes - reserved).toBe(3 * GRANULE);
+      expect(s.extend(a, 4 * GRANULE, 5 * GRANULE)).toBe(true);
+      expect(s.reserve(GRANULE)).not.toBe(a + 4 * GRANULE);
+      // Never past maxBytes: the range up to the top may be claimed, not a granule more.
+      const before = s.reservedBytes;
+      expect(s.extend(a, 5 * GRANULE, s.maxBytes - a + GRANULE)).toBe(false);
+      expect(s.reservedBytes).toBe(before);
+      const d = s.reserve(GRANULE, 32 * MiB); // the upper half starts free
+      expect(d).toBe(32 * MiB);
+      expect(s.extend(d, GRANULE, s.maxBytes - d)).toBe(true);
+      expect(s.isReserved(d, s.maxBytes - d)).toBe(true);
+      s.release(d, s.maxBytes - d);
+      expect(() => s.extend(a, 5 * GRANULE, 5 * GRANULE)).toThrow(RangeError);
+      expect(() => s.extend(a + 1, GRANULE, 2 * GRANULE)).toThrow(RangeError);
+      s.release(c, GRANULE);
+    });
+
+    it.runIf(v.name === 'growable SAB, native page return')('4 workers racing extend, reserve and release on adjacent ranges never share a granule', async () => {
+      const s = make(16 * MiB); // 256 granules, some held by the header: crowded, so extends meet neighbours
+      const owners = new SharedArrayBuffer((s.maxBytes / GRANULE) * 4);
+      const reserved = s.reservedBytes;
+      const gate = makeGate();
+      const jobs = [0, 1, 2, 3].map(() =>
+        runWorker<{ collisions: number; extended: number; refused: number; pastEnd: number }>({
+          handle: s.handle,
+          start: gate,
+          job: { kind: 'extend-churn', owners, rounds: 20_000, maxHeld: 12 },
+        }),
+      );
+      await openGateWhenReady(gate, 4);
+      const results = await Promise.all(jobs);
+      expect(results.map((r) => r.collisions)).toEqual([0, 0, 0, 0]);
+      // Nothing lost: every granule went back, the count and the bitmap agree.
+      expect(new Int32Array(owners).every((x) => x === 0)).toBe(true);
+      expect(s.reservedBytes).toBe(reserved);
+      expect(s.isReserved(reserved, GRANULE)).toBe(false);
+      expect(s.reserve(s.maxBytes - reserved)).toBe(reserved);
+      // The race was real: extends were won and refused.
+      for (const r of results) {
+        expect(r.extended).toBeGreaterThan(0);
+        expect(r.refused).toBeGreaterThan(0);
+      }
+    });
+
     it.runIf(v.fixed)('a fixed buffer is covered by the views from the start', () => {
       const s = make(256 * MiB);
       expect(s.viewBytes).toBe(256 * MiB);

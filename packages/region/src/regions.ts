@@ -6,6 +6,8 @@
  *   0 magic 'PDRH'   1 version   2 regionBytes   3 arenaBytes   4 unitBytes   5 unitsPerArena
  *   6 maxBytes of the space in granules   7 region list head (newest region, 0 = none)
  *   8 regions pushed   9 regions being opened now   10..31 reserved (0)   32..63 user words ({@link Regions.userWord})
+ *   64..191 the region map: one word per region-sized range of the space, 1 once a region there is (about to be)
+ *   on the list, else 0 ({@link Regions.regionMapIndex}; regions are never released, so an entry never clears)
  *
  * Region header (at the region's base, inside slot 0; first page committed), Int32 words:
  *
@@ -26,7 +28,7 @@ const HEAP_MAGIC = 0x48524450; // 'PDRH'
 /** The end of the largest space, 4 GiB: no arena may end there (see `heldOutBit`). */
 const TOP = 2 ** 32;
 const REGION_MAGIC = 0x47524450; // 'PDRG'
-const VERSION = 1;
+const VERSION = 2;
 
 // Heap header words.
 const H_MAGIC = 0;
@@ -55,8 +57,15 @@ function pause(): Int32Array {
 const H_USER = 32;
 /** User words an upper layer may keep in the heap header. */
 export const USER_WORDS = 32;
+/** First word of the region map: one Int32 per region-sized range of the space (see {@link Regions.regionMapIndex}). */
+const H_REGION_MAP = H_USER + USER_WORDS;
+/**
+ * Entries of the region map: 4 GiB over the smallest region (32 MiB, 1 MiB arenas). Every entry is in the header's
+ * committed first page, so `map + (p >>> regionShift)` is readable for every uint32 `p`.
+ */
+export const REGION_MAP_ENTRIES = 128;
 /** Bytes of the heap header in use (the rest of its page is zero). */
-export const HEAP_HEADER_BYTES = (H_USER + USER_WORDS) * 4;
+export const HEAP_HEADER_BYTES = (H_REGION_MAP + REGION_MAP_ENTRIES) * 4;
 
 // Region header words.
 const R_MAGIC = 0;
@@ -83,6 +92,16 @@ export class Regions {
   readonly geometry: Geometry;
   /** Byte address of the heap header. */
   readonly headerAddress: number;
+  /**
+   * Int32/Uint32 index of the region map's first word, in the heap header: word `regionMapIndex + (p >>> regionShift)`
+   * is 1 when `p` lies in a region (listed, or about to be: the word is set before the region is pushed), 0 when it
+   * does not (an oversized mapping, the heap header, the registry, or nothing). Regions are never released, so a 1
+   * never goes back to 0. A pointer handed out from a region's arena always reads 1: the region was pushed, after
+   * the word was set, before its arena could be carved. Read it with a plain load on the free's fast path.
+   */
+  readonly regionMapIndex: number;
+  /** log2 of `regionBytes`: `p >>> regionShift` is the region map entry of `p`. */
+  readonly regionShift: number;
 
   private readonly regionBytes: number;
   private readonly arenaBytes: number;
@@ -114,6 +133,8 @@ export class Regions {
     this.arenaMask = ~(geometry.arenaBytes - 1);
     this.regionMask = ~(geometry.regionBytes - 1);
     this.hw = headerAddress >>> 2;
+    this.regionMapIndex = this.hw + H_REGION_MAP;
+    this.regionShift = 31 - Math.clz32(geometry.regionBytes);
     this.maxRegions = Math.floor(space.maxBytes / geometry.regionBytes);
     this.known = new Uint8Array(this.maxRegions);
   }
@@ -352,6 +373,9 @@ export class Regions {
     i32[b + R_MAGIC] = REGION_MAGIC;
     i32[b + R_BITMAP] = 0b11 | this.heldOutBit(r); // header + the arena we return (+ a slot ending at 2^32)
     i32[b + R_REGION_BYTES] = this.regionBytes;
+    // Mapped before it is listed (and only once its header is whole: a reaper that finds the header pushes it, so a
+    // range mapped here always becomes a region and its entry may never clear).
+    this.mapRegion(r);
     this.pushRegion(r);
     if (this.progressWord !== 0) Atomics.store(space.i32, this.progressWord >>> 2, 0);
     Atomics.sub(i32, this.hw + H_OPENING, 1);
@@ -366,6 +390,16 @@ export class Regions {
    */
   private heldOutBit(r: number): number {
     return r + this.regionBytes === TOP ? 1 << (SLOTS_PER_REGION - 1) : 0;
+  }
+
+  /** Whether `p` lies in a region (the region map's entry for it: one read, no walk). */
+  inRegion(p: number): boolean {
+    return this.space.i32[this.regionMapIndex + ((p >>> 0) >>> this.regionShift)] !== 0;
+  }
+
+  /** Sets the region map's entry of the region at `r` (before it is pushed). */
+  private mapRegion(r: number): void {
+    Atomics.store(this.space.i32, this.regionMapIndex + (r >>> this.regionShift), 1);
   }
 
   /** Pushes the region at `r` (its header written) onto the shared list with one CAS, and counts it. */
@@ -397,6 +431,7 @@ export class Regions {
     if (!space.isReserved(r, this.regionBytes)) return 'none';
     const b = r >>> 2;
     if (space.isCommitted(r, PAGE_SIZE) && space.covers(r + PAGE_SIZE) && space.i32[b + R_MAGIC] === REGION_MAGIC && space.i32[b + R_REGION_BYTES] === this.regionBytes) {
+      this.mapRegion(r);
       this.pushRegion(r);
       return 'pushed';
     }

@@ -3,6 +3,7 @@ import { GRANULE, HeapError, PAGE_SIZE, createAddressSpace, openAddressSpace, rs
 import {
   LARGE_GEOMETRY,
   LARGE_GEOMETRY_MIN_BYTES,
+  REGION_MAP_ENTRIES,
   Regions,
   SLOTS_PER_REGION,
   SMALL_GEOMETRY,
@@ -90,6 +91,58 @@ describe('geometry', () => {
     expect(regions.regionList()).toEqual([]);
     expect(regions.carveArena()).toBeGreaterThan(0); // the geometry words are untouched by user words
     for (const bad of [-1, 32, 1.5]) expect(() => regions.userWord(bad)).toThrow(RangeError);
+  });
+});
+
+describe('the region map', () => {
+  it('marks each region-sized range that holds a region, before it is listed, and nothing else', () => {
+    for (const [maxBytes, geometry] of [
+      [GiB, SMALL_GEOMETRY],
+      [4 * GiB, LARGE_GEOMETRY],
+      [4 * GiB, { regionBytes: 32 * MiB, arenaBytes: MiB, unitBytes: 16384 as const, unitsPerArena: 64 }],
+    ] as const) {
+      const { space, regions } = heap(maxBytes, geometry);
+      expect(regions.regionShift).toBe(Math.log2(geometry.regionBytes));
+      // In the header's committed first page, after the user words; 4 GiB / 32 MiB = 128 entries at most.
+      expect(regions.regionMapIndex * 4).toBeGreaterThanOrEqual(regions.userWord(31) + 4);
+      expect((regions.regionMapIndex + REGION_MAP_ENTRIES) * 4).toBeLessThanOrEqual(regions.headerAddress + PAGE_SIZE);
+      expect(maxBytes / geometry.regionBytes).toBeLessThanOrEqual(REGION_MAP_ENTRIES);
+      const entries = () => Array.from(space.i32.subarray(regions.regionMapIndex, regions.regionMapIndex + REGION_MAP_ENTRIES));
+      expect(entries().every((e) => e === 0)).toBe(true);
+      for (let i = 0; i < 3 * USABLE_SLOTS_PER_REGION; i++) regions.carveArena();
+      const listed = regions.regionList();
+      expect(listed).toHaveLength(3);
+      const want = new Array(REGION_MAP_ENTRIES).fill(0);
+      for (const r of listed) want[r / geometry.regionBytes] = 1;
+      expect(entries()).toEqual(want);
+      for (const r of listed) {
+        expect(regions.inRegion(r)).toBe(true);
+        expect(regions.inRegion(r + geometry.regionBytes - 1)).toBe(true);
+      }
+      expect(regions.inRegion(0)).toBe(false);
+      expect(regions.inRegion(2 ** 32 - 1)).toBe(maxBytes === 4 * GiB && want[REGION_MAP_ENTRIES - 1] === 1);
+      // Another agent reads the same map.
+      const other = Regions.open(openAddressSpace(space.handle));
+      expect(other.regionMapIndex).toBe(regions.regionMapIndex);
+      expect(listed.every((r) => other.inRegion(r + 12345))).toBe(true);
+    }
+  });
+
+  it('a region a dead agent had written but not listed is mapped when a reaper pushes it', () => {
+    const { space, regions } = heap(GiB, SMALL_GEOMETRY);
+    const r = space.reserve(64 * MiB, 64 * MiB);
+    space.commit(r, PAGE_SIZE);
+    const i32 = space.i32;
+    i32[r >>> 2] = 0x47524450; // region magic
+    i32[(r >>> 2) + 1] = 0b11;
+    i32[(r >>> 2) + 3] = 64 * MiB;
+    expect(regions.inRegion(r)).toBe(false);
+    expect(regions.recoverRegion(r)).toBe('pushed');
+    expect(regions.inRegion(r)).toBe(true);
+    // One whose header was never written is released, and stays unmapped.
+    const q = space.reserve(64 * MiB, 64 * MiB);
+    expect(regions.recoverRegion(q)).toBe('released');
+    expect(regions.inRegion(q)).toBe(false);
   });
 });
 

@@ -37,6 +37,64 @@ switch (job.kind) {
     parentPort.postMessage({ before, after: space.viewBytes });
     break;
   }
+  case 'extend-churn': {
+    // Reserves, extends and releases small ranges in a crowded space, racing the other workers for the same
+    // granules. Every granule it gets (by reserve or extend) it marks in a shared owner table with a CAS from 0:
+    // a CAS that finds another owner means a granule was handed out twice. Everything is released at the end.
+    const owners = new Int32Array(job.owners);
+    const G = 65536;
+    const me = space.agentId;
+    const held = []; // [addr, size]
+    let seed = 0x9e3779b1 ^ me;
+    const rand = (n) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    let collisions = 0;
+    let extended = 0;
+    let refused = 0;
+    let pastEnd = 0;
+    const take = (from, to) => {
+      for (let g = from / G; g < to / G; g++) if (Atomics.compareExchange(owners, g, 0, me) !== 0) collisions++;
+    };
+    const give = (addr, size) => {
+      for (let g = addr / G; g < (addr + size) / G; g++) if (Atomics.compareExchange(owners, g, me, 0) !== me) collisions++;
+      space.release(addr, size);
+    };
+    waitForGate();
+    for (let r = 0; r < job.rounds; r++) {
+      const op = rand(10);
+      if (op < 4 && held.length < job.maxHeld) {
+        const size = (1 + rand(3)) * G;
+        try {
+          const addr = space.reserve(size);
+          take(addr, addr + size);
+          held.push([addr, size]);
+        } catch (e) {
+          if (e.code !== 'OUT_OF_MEMORY') throw e;
+        }
+      } else if (op < 8 && held.length > 0) {
+        const k = rand(held.length);
+        const [addr, size] = held[k];
+        const newSize = size + (1 + rand(3)) * G;
+        if (space.extend(addr, size, newSize)) {
+          take(addr + size, addr + newSize);
+          held[k][1] = newSize;
+          extended++;
+        } else if (addr + newSize > space.maxBytes) {
+          pastEnd++;
+        } else {
+          refused++;
+        }
+      } else if (held.length > 0) {
+        const k = rand(held.length);
+        const [addr, size] = held[k];
+        held[k] = held[held.length - 1];
+        held.pop();
+        give(addr, size);
+      }
+    }
+    for (const [addr, size] of held) give(addr, size);
+    parentPort.postMessage({ collisions, extended, refused, pastEnd });
+    break;
+  }
   default:
     throw new Error(`unknown job ${job.kind}`);
 }
