@@ -18,10 +18,10 @@ import {
   KIND_ARENA,
   KIND_MAPPING,
   LARGE_CLASS,
-  META_HEADER_BYTES,
+  META_HEADER_WORDS,
   MAPPING_MAGIC,
   NOT_FREEABLE,
-  RECORD_BYTES,
+  RECORD_SHIFT,
   R_BUMP,
   R_FREE,
   R_INFO,
@@ -55,7 +55,7 @@ export function freeableClass(u32: Uint32Array, arenaMask: number, p: number): n
     const u = (p - base) >>> UNIT_SHIFT;
     // Both magics are below 2^31, so a Uint32Array reads them as they are written.
     if (u32[hw + A_MAGIC] === ARENA_MAGIC && (u32[hw + A_KIND_OWNER]! & 255) === KIND_ARENA) {
-      const ri = hw + ((META_HEADER_BYTES + u * RECORD_BYTES) >>> 2); // recordIndex(base, u, arenaBytes)
+      const ri = hw + META_HEADER_WORDS + (u << RECORD_SHIFT); // recordIndex(base, u, arenaBytes)
       const info = u32[ri + R_INFO]!;
       const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
       if (
@@ -67,9 +67,10 @@ export function freeableClass(u32: Uint32Array, arenaMask: number, p: number): n
       ) {
         return cls;
       }
-    } else if (u32[(base >>> 2) + A_MAGIC] === MAPPING_MAGIC && (u32[(base >>> 2) + A_KIND_OWNER]! & 255) === KIND_MAPPING) {
+    } else {
       // Not in a laid-out arena: an oversized mapping keeps its own header at its base.
-      return IN_MAPPING;
+      const bw = base >>> 2;
+      if (u32[bw + A_MAGIC] === MAPPING_MAGIC && (u32[bw + A_KIND_OWNER]! & 255) === KIND_MAPPING) return IN_MAPPING;
     }
   }
   return NOT_FREEABLE;

@@ -34,8 +34,12 @@ export const UNIT_SHIFT = 14;
 /** 16 KiB. */
 export const UNIT = 1 << UNIT_SHIFT;
 export const RECORD_BYTES = 32;
+/** log2 of a record's size in Int32 words (8): record u starts `u << RECORD_SHIFT` words after the header's end. */
+export const RECORD_SHIFT = 3;
 /** Bytes of an arena's header in its metadata chunk; the per-unit records follow. */
 export const META_HEADER_BYTES = 512;
+/** The same in Int32 words. */
+export const META_HEADER_WORDS = 128;
 /** Arena slots per region: slot 0 holds the metadata chunks, one per slot. */
 export const META_CHUNKS = 32;
 
