@@ -220,7 +220,7 @@ export function returnArena(h: ArenaHeap, base: number): void {
 /**
  * What an idle agent gives back of its arenas: kept empty slabs, parked large blocks and current slabs with
  * nothing live are released, every dirty unit is decommitted, and empty arenas go back to their regions but one
- * spare (header pages only), or all of them when `keepSpare` is false (an agent that leaves).
+ * spare (its metadata pages only), or all of them when `keepSpare` is false (an agent that leaves).
  */
 export function releaseIdle(h: ArenaHeap, keepSpare: boolean): void {
   h.emptySlabs.releaseAll(h);
