@@ -12,10 +12,10 @@ heap.malloc(64 * 1024);
 const freed = heap.malloc(48);
 heap.malloc(48);
 heap.free(freed);
-/** The header of the arena holding `p` (2 MiB arenas, 64 MiB regions): chunk k of 64 KiB of its region's slot 0. */
+/** The header of the arena holding `p` (2 MiB arenas, 64 MiB regions): 20 KiB into chunk k of 64 KiB of its region's slot 0. */
 const headerOf = (p: number): number => {
   const region = (p & ~(64 * 1024 * 1024 - 1)) >>> 0;
-  return region + Math.floor((p - region) / (2 * 1024 * 1024)) * 64 * 1024;
+  return region + Math.floor((p - region) / (2 * 1024 * 1024)) * 64 * 1024 + 20 * 1024;
 };
 
 const cases: [string, () => unknown, string][] = [

@@ -19,6 +19,7 @@ import {
   KIND_MAPPING,
   LARGE_CLASS,
   META_HEADER_WORDS,
+  META_OFFSET,
   MAPPING_MAGIC,
   NOT_FREEABLE,
   RECORD_SHIFT,
@@ -49,9 +50,9 @@ export function freeableClass(u32: Uint32Array, arenaMask: number, p: number): n
   // module constant would cost the inlined free a module-binding load and a check each.
   if ((p >>> 0) === p && (p & 31) === 0 && (p >>> 2) + 2 <= u32.length) {
     const base = (p & arenaMask) >>> 0;
-    // The arena's header (arenaMeta): chunk `slot` of its region's slot 0. `arenaMask << 5` masks the region,
-    // `~arenaMask` is arenaBytes - 1. It lies below `p`, so inside the view.
-    const hw = ((base & (arenaMask << 5)) + ((base >>> 5) & ~arenaMask)) >>> 2;
+    // The arena's header (arenaMeta): META_OFFSET into chunk `slot` of its region's slot 0. `arenaMask << 5` masks
+    // the region, `~arenaMask` is arenaBytes - 1. It lies below `p`, so inside the view.
+    const hw = ((base & (arenaMask << 5)) + ((base >>> 5) & ~arenaMask) + META_OFFSET) >>> 2;
     const u = (p - base) >>> UNIT_SHIFT;
     // Both magics are below 2^31, so a Uint32Array reads them as they are written.
     if (u32[hw + A_MAGIC] === ARENA_MAGIC && (u32[hw + A_KIND_OWNER]! & 255) === KIND_ARENA) {

@@ -1,6 +1,6 @@
 // Slabs and arenas on one owner: bump order, partial list, release and re-carve, geometry.
 import { describe, expect, it } from 'vitest';
-import { UNIT, arenaMeta, headerIndex, metaCommitBytes, spanOf } from '../src/index.js';
+import { META_OFFSET, UNIT, arenaMeta, headerIndex, metaCommitBytes, spanOf } from '../src/index.js';
 import { GiB, KiB, MiB, makeHeap } from './agents.js';
 
 describe('slab lifecycle', () => {
@@ -171,10 +171,11 @@ describe('arena geometry', () => {
     const base = heap.regions.arenaBase(whole);
     expect(whole).toBe(base);
     expect(a.largeMax).toBe(2 * MiB);
-    // The metadata: chunk `slot` (64 KiB each) of the region's slot 0, committed; none of the arena's own pages hold it.
+    // The metadata: 20 KiB into chunk `slot` (64 KiB each) of the region's slot 0, committed; none of the arena's own pages hold it.
     const region = base - (base % (64 * MiB));
     const meta = arenaMeta(base, 2 * MiB);
-    expect(meta).toBe(region + ((base - region) / (2 * MiB)) * 64 * KiB);
+    expect(META_OFFSET).toBe(20 * KiB);
+    expect(meta).toBe(region + ((base - region) / (2 * MiB)) * 64 * KiB + META_OFFSET);
     expect(heap.space.isCommitted(meta, metaCommitBytes(2 * MiB))).toBe(true);
     a.check();
     a.free(whole);
