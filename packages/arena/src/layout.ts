@@ -45,10 +45,10 @@ export const META_HEADER_WORDS = 128;
 export const META_CHUNKS = 32;
 /**
  * Where an arena's metadata starts in its chunk: 20 KiB in, whole pages. At the chunk's start it sat at the same
- * offsets in its 2^16-aligned chunk as the arena's first blocks in their 2^21-aligned arena; AMD's L1 way
- * predictor hashes address bit 16 with 21, 17 with 22 and so on, so the header's line and the first block's line
- * (the one a LIFO malloc/free pair keeps reusing) could not stay in the L1 together, and the pair on a fresh heap
- * ran 3 ns slower than with the header in the arena. 20 KiB fits every chunk (32 KiB for 1 MiB arenas).
+ * offsets in its 2^16-aligned chunk as the arena's first blocks in their 2^21-aligned arena, and the pair on a
+ * fresh heap ran 3 ns slower than with the header in the arena (likely: AMD's L1 way predictor hashes address bit
+ * 16 with 21, 17 with 22 and so on, so the header's line and the first block's line, the one a LIFO malloc/free
+ * pair keeps reusing, evict each other; see docs/design/arena.md). 20 KiB fits every chunk (32 KiB for 1 MiB arenas).
  */
 export const META_OFFSET = 20 * 1024;
 
