@@ -11,7 +11,7 @@ import type { MappingPicture } from '@paddock/large';
 import type { PageReturnMode } from '@paddock/platform';
 
 /** The snapshot format's version: a reader checks it before it reads anything else. */
-export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION = 2;
 
 /** One size class over the whole heap. */
 export interface SnapshotClass {

@@ -12,6 +12,11 @@ heap.malloc(64 * 1024);
 const freed = heap.malloc(48);
 heap.malloc(48);
 heap.free(freed);
+/** The header of the arena holding `p` (2 MiB arenas, 64 MiB regions): 20 KiB into chunk k of 64 KiB of its region's slot 0. */
+const headerOf = (p: number): number => {
+  const region = (p & ~(64 * 1024 * 1024 - 1)) >>> 0;
+  return region + Math.floor((p - region) / (2 * 1024 * 1024)) * 64 * 1024 + 20 * 1024;
+};
 
 const cases: [string, () => unknown, string][] = [
   ['malloc(-1)', () => heap.malloc(-1), 'RangeError'],
@@ -30,7 +35,8 @@ const cases: [string, () => unknown, string][] = [
   ['free of a pointer outside the heap', () => heap.free(2 ** 31 + 64), 'HeapError BAD_POINTER'],
   ['free of a negative number', () => heap.free(-64), 'HeapError BAD_POINTER'],
   ['free of a non-integer', () => heap.free(64.5), 'HeapError BAD_POINTER'],
-  ['free inside an arena header', () => heap.free((live & ~(2 * 1024 * 1024 - 1)) + 64), 'HeapError BAD_POINTER'],
+  ['free inside an arena header (in its region\'s slot 0)', () => heap.free(headerOf(live) + 64), 'HeapError BAD_POINTER'],
+  ['free inside a region header', () => heap.free(((live & ~(64 * 1024 * 1024 - 1)) >>> 0) + 64), 'HeapError BAD_POINTER'],
   ['free of an interior address', () => heap.free(live + 32), 'HeapError MISALIGNED'],
   ['free of an interior unit of a block', () => heap.free(block + 16384), 'HeapError BAD_POINTER'],
   ['free of a freed block', () => heap.free(freed), 'HeapError DOUBLE_FREE'],

@@ -13,7 +13,6 @@ import {
   UNIT_DECOMMITTED,
   UNIT_DIRTY,
   UNIT_EMPTY_SLAB,
-  UNIT_HEADER,
   UNIT_LARGE,
   UNIT_SLAB,
 } from '@paddock/arena';
@@ -53,7 +52,6 @@ describe('heap.snapshot on the arena', () => {
     expect(a.arenas).toHaveLength(stats.arenas);
     expect(a.arenas.every((x) => x.exact && x.owner === stats.ownerSlot)).toBe(true);
     expect(a.unitState).toHaveLength(a.arenas.length * a.unitsPerArena);
-    expect(unitsIn(s, UNIT_HEADER)).toBe(2 * a.arenas.length);
     expect(unitsIn(s, UNIT_SLAB)).toBe(stats.perClass.reduce((n, c) => n + c.slabs, 0) - stats.keptSlabs);
     expect(unitsIn(s, UNIT_LARGE)).toBe(1);
     const largeUnits = Math.ceil((1.875 * MiB) / a.unitBytes);
@@ -79,7 +77,7 @@ describe('heap.snapshot on the arena', () => {
     const after = heap.snapshot();
     expect(after.liveBytes).toBe(0);
     expect(unitsIn(after, UNIT_SLAB) + unitsIn(after, UNIT_LARGE) + unitsIn(after, UNIT_EMPTY_SLAB)).toBe(0);
-    expect(unitsIn(after, UNIT_DECOMMITTED) + unitsIn(after, UNIT_DIRTY) + unitsIn(after, UNIT_HEADER)).toBe(after.arena!.unitState.length);
+    expect(unitsIn(after, UNIT_DECOMMITTED) + unitsIn(after, UNIT_DIRTY)).toBe(after.arena!.unitState.length);
     expect(after.mappings.filter((m) => m.state === 'live')).toHaveLength(0);
   });
 

@@ -28,7 +28,7 @@ import { check, stats, type ArenaStats } from './check.js';
 import { TO_CACHE, drain } from './drain.js';
 import { EXCHANGE_BATCH, EXCHANGE_CLASSES, EXCHANGE_WORD, emptyExchange, exchangeServes, giveToExchange } from './exchange.js';
 import { freeableClass, locate, refuse, sizeMatches } from './free-check.js';
-import { FLAG_CURRENT, FLAG_QUARANTINE, FREED_MARK, HEADER_UNITS, IN_MAPPING, NOT_FREEABLE, R_BUMP, R_FREE, R_INFO, R_LIVE, R_SIZE, R_SPAN, UNIT_SHIFT, recordIndex } from './layout.js';
+import { A_KIND_OWNER, FLAG_CURRENT, FLAG_QUARANTINE, FREED_MARK, IN_MAPPING, NOT_FREEABLE, R_BUMP, R_FREE, R_INFO, R_LIVE, R_SIZE, R_SPAN, UNIT_SHIFT, arenaMeta, headerIndex, metaCommitBytes, recordIndex } from './layout.js';
 import { adoptOrphans, agentsOnThread, arenaOwnerOf, detachOwner, markCrashed } from './ownership.js';
 import { reapAgent, type ReapReport } from './reap.js';
 import { allocLarge, allocSlow } from './refill.js';
@@ -46,9 +46,9 @@ export class ArenaHeap {
   readonly registry: Registry;
   /** Bytes per arena (a power of two). */
   readonly arenaBytes: number;
-  /** Units per arena, header units included. */
+  /** Units per arena. */
   readonly units: number;
-  /** Units a slab may use: `units - 2`. */
+  /** Units a slab may use: all of them (`units`; the header and records live in the region's slot 0). */
   readonly usableUnits: number;
   /** A released class slab of at least this many units is decommitted at once. */
   decommitSpan: number;
@@ -58,7 +58,7 @@ export class ArenaHeap {
   slot = 0;
   /** Keeps freed large units committed within a budget (set by the large tier); null retains nothing. */
   retention: SpanRetention | null = null;
-  /** Largest large object: every usable unit of an arena. */
+  /** Largest large object: the whole arena. */
   readonly largeMax: number;
   /** @internal Int32 index of this agent's inbox head word (valid once `slot` is set). */
   inbox = 0;
@@ -116,6 +116,8 @@ export class ArenaHeap {
    * EXCHANGE_CLASSES) the slot after the last one it took from: where its next look starts.
    */
   readonly exchangeHints: Int32Array;
+  /** Bytes of an arena's metadata chunk that a carve commits (header and records, whole pages). */
+  readonly metaBytes: number;
   /** @internal per class: frees left before the next try to give a full stack to the exchange (after one found it full). */
   private readonly giveWait: Int32Array;
   /**
@@ -133,7 +135,7 @@ export class ArenaHeap {
     this.registry = registry;
     this.arenaBytes = regions.geometry.arenaBytes;
     this.units = this.arenaBytes >>> UNIT_SHIFT;
-    this.usableUnits = this.units - HEADER_UNITS;
+    this.usableUnits = this.units;
     this.arenaMask = ~(this.arenaBytes - 1);
     this.largeMax = this.usableUnits << UNIT_SHIFT;
     if (profile.unitsPerArena !== this.units) {
@@ -162,6 +164,7 @@ export class ArenaHeap {
     this.exchangeHints = new Int32Array(2 * EXCHANGE_CLASSES);
     this.regionMap = regions.regionMapIndex;
     this.regionShift = regions.regionShift;
+    this.metaBytes = metaCommitBytes(this.arenaBytes);
   }
 
   /** Takes the space's current views (after a commit, which may grow the buffer). */
@@ -170,6 +173,14 @@ export class ArenaHeap {
     this.i32 = space.i32;
     this.u32 = space.u32;
     this.viewBytes = space.viewBytes;
+  }
+
+  /**
+   * Whether this agent's views reach the metadata (header and records, in its region's slot 0) of the arena at
+   * `base`, refreshing them if another agent grew the buffer: call it before reading another agent's arena.
+   */
+  coverMeta(base: number): boolean {
+    return this.cover(arenaMeta(base, this.arenaBytes) + this.metaBytes);
   }
 
   /** Whether this agent's views reach byte `end`, refreshing them if another agent grew the buffer. */
@@ -217,7 +228,7 @@ export class ArenaHeap {
     if (s !== 0) {
       const u32 = this.u32;
       const base = (s & this.arenaMask) >>> 0;
-      const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+      const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT, this.arenaBytes);
       const p = u32[ri + R_FREE]!;
       const size = 32 << cls;
       if (p !== 0) {
@@ -286,7 +297,7 @@ export class ArenaHeap {
     if (cls >= 0) {
       if (size === undefined) return cls;
       const base = (p & this.arenaMask) >>> 0;
-      const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT);
+      const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT, this.arenaBytes);
       if (sizeMatches(size, this.i32[ri + R_INFO]!, this.u32[ri + R_SIZE]!)) return cls;
     }
     return refuse(this, p, size);
@@ -295,8 +306,8 @@ export class ArenaHeap {
   /** Frees `p`, already checked by {@link validateFree}: onto its slab's free list here, or its owner's chain. */
   freeValidated(p: number): void {
     const base = (p & this.arenaMask) >>> 0;
-    const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT);
-    const owner = this.i32[base >>> 2]! >>> 8;
+    const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT, this.arenaBytes);
+    const owner = this.i32[headerIndex(base, this.arenaBytes) + A_KIND_OWNER]! >>> 8;
     const info = this.i32[ri + R_INFO]!;
     if ((info & FLAG_QUARANTINE) !== 0) return; // its slab is out of use for good
     if (owner === this.slot) this.freeLocal(p, ri, info);

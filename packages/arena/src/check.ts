@@ -6,6 +6,7 @@
 import { HeapError, formatAddress } from '@paddock/platform';
 import type { ArenaHeap } from './arena-heap.js';
 import {
+  ARENA_MAGIC,
   A_DIRTY_BITS,
   A_DIRTY_UNITS,
   A_FREE_UNITS,
@@ -17,13 +18,11 @@ import {
   A_RUN_BOUND,
   A_UNITS,
   A_UNIT_BITS,
-  ARENA_MAGIC,
   CLASS_MASK,
   CLASS_SHIFT,
   FLAG_CURRENT,
   FLAG_PARTIAL,
   FLAG_QUARANTINE,
-  HEADER_UNITS,
   KIND_ARENA,
   LARGE_CLASS,
   R_BUMP,
@@ -40,6 +39,7 @@ import {
   STATE_MASK,
   UNIT,
   UNIT_SHIFT,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, spanOf } from './size-class.js';
@@ -82,12 +82,12 @@ export function stats(h: ArenaHeap): ArenaStats {
   let largeBytes = 0;
   let liveBytes = 0;
   for (const base of h.arenas) {
-    const hb = base >>> 2;
+    const hb = headerIndex(base, h.arenaBytes);
     used += h.usableUnits - i32[hb + A_FREE_UNITS]!;
     dirty += i32[hb + A_DIRTY_UNITS]!;
     retained += i32[hb + A_RETAINED_UNITS]!;
-    for (let u = HEADER_UNITS; u < h.units; u++) {
-      const ri = recordIndex(base, u);
+    for (let u = 0; u < h.units; u++) {
+      const ri = recordIndex(base, u, h.arenaBytes);
       const info = i32[ri + R_INFO]!;
       if ((info & STATE_MASK) !== STATE_HEAD || (info & FLAG_QUARANTINE) !== 0) continue;
       const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
@@ -132,9 +132,9 @@ export function stats(h: ArenaHeap): ArenaStats {
  */
 export function check(h: ArenaHeap): void {
   for (const base of h.regions.carvedArenas()) {
-    if (!h.cover(base + 64)) continue; // carved elsewhere, header not committed yet
+    if (!h.coverMeta(base)) continue; // carved elsewhere, header not committed yet
     const i32 = h.i32;
-    const hb = base >>> 2;
+    const hb = headerIndex(base, h.arenaBytes);
     const magic = Atomics.load(i32, hb + A_MAGIC);
     if (magic === 0) continue; // being laid out, or not an arena of this tier
     if (magic !== ARENA_MAGIC) throw corrupt(base, `bad magic ${magic}`);
@@ -146,7 +146,7 @@ export function check(h: ArenaHeap): void {
     const s = h.current[cls]!;
     if (s === 0) continue;
     const base = (s & h.arenaMask) >>> 0;
-    const info = h.i32[recordIndex(base, (s - base) >>> UNIT_SHIFT) + R_INFO]!;
+    const info = h.i32[recordIndex(base, (s - base) >>> UNIT_SHIFT, h.arenaBytes) + R_INFO]!;
     if ((info & FLAG_CURRENT) === 0 || ((info >>> CLASS_SHIFT) & CLASS_MASK) !== cls || (info & STATE_MASK) !== STATE_HEAD) {
       throw corrupt(s, `current slab of class ${cls} has info ${info}`);
     }
@@ -156,7 +156,7 @@ export function check(h: ArenaHeap): void {
 function checkArena(h: ArenaHeap, base: number): void {
   const i32 = h.i32;
   const u32 = h.u32;
-  const hb = base >>> 2;
+  const hb = headerIndex(base, h.arenaBytes);
   if (i32[hb + A_MAGIC] !== ARENA_MAGIC) throw corrupt(base, 'own arena lost its magic');
   if (i32[hb + A_KIND_OWNER]! >>> 8 !== h.slot) throw corrupt(base, `owner ${i32[hb + A_KIND_OWNER]! >>> 8}, expected ${h.slot}`);
   let free = 0;
@@ -168,11 +168,7 @@ function checkArena(h: ArenaHeap, base: number): void {
     const inUse = (i32[hb + A_UNIT_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
     const isDirty = (i32[hb + A_DIRTY_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
     const isRetained = (i32[hb + A_RETAINED_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
-    if (u < HEADER_UNITS) {
-      if (!inUse) throw corrupt(base, `header unit ${u} marked free`);
-      continue;
-    }
-    const state = i32[recordIndex(base, u) + R_INFO]! & STATE_MASK;
+    const state = i32[recordIndex(base, u, h.arenaBytes) + R_INFO]! & STATE_MASK;
     if (inUse === (state === STATE_FREE)) throw corrupt(base, `unit ${u}: bitmap says ${inUse ? 'used' : 'free'}, record state ${state}`);
     if (isDirty && inUse) throw corrupt(base, `unit ${u} is dirty and in use`);
     if (isRetained && (inUse || isDirty)) throw corrupt(base, `unit ${u} is retained and ${inUse ? 'in use' : 'dirty'}`);
@@ -191,9 +187,9 @@ function checkArena(h: ArenaHeap, base: number): void {
   for (let cls = 0; cls < CLASS_COUNT; cls++) {
     let prev = 0;
     let steps = 0;
-    for (let s = u32[hb + A_PARTIAL + cls]!; s !== 0; s = u32[recordIndex(base, (s - base) >>> UNIT_SHIFT) + R_PNEXT]!) {
+    for (let s = u32[hb + A_PARTIAL + cls]!; s !== 0; s = u32[recordIndex(base, (s - base) >>> UNIT_SHIFT, h.arenaBytes) + R_PNEXT]!) {
       if ((s & h.arenaMask) >>> 0 !== base || ++steps > h.units) throw corrupt(base, `partial list of class ${cls} is broken at ${formatAddress(s)}`);
-      const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+      const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT, h.arenaBytes);
       const info = i32[ri + R_INFO]!;
       if ((info & FLAG_PARTIAL) === 0 || ((info >>> CLASS_SHIFT) & CLASS_MASK) !== cls || u32[ri + R_PPREV] !== prev) {
         throw corrupt(s, `partial slab of class ${cls} has inconsistent links or flags`);
@@ -202,8 +198,8 @@ function checkArena(h: ArenaHeap, base: number): void {
       prev = s;
     }
   }
-  for (let u = HEADER_UNITS; u < h.units; u++) {
-    const ri = recordIndex(base, u);
+  for (let u = 0; u < h.units; u++) {
+    const ri = recordIndex(base, u, h.arenaBytes);
     const info = i32[ri + R_INFO]!;
     if ((info & STATE_MASK) !== STATE_HEAD) continue;
     if ((info & FLAG_QUARANTINE) !== 0) {
@@ -241,14 +237,14 @@ function checkArena(h: ArenaHeap, base: number): void {
 export function slabProblem(h: ArenaHeap, base: number, u: number): HeapError | null {
   const i32 = h.i32;
   const u32 = h.u32;
-  const hb = base >>> 2;
-  const ri = recordIndex(base, u);
+  const hb = headerIndex(base, h.arenaBytes);
+  const ri = recordIndex(base, u, h.arenaBytes);
   const cls = (i32[ri + R_INFO]! >>> CLASS_SHIFT) & CLASS_MASK;
   const span = i32[ri + R_SPAN]!;
   if (u + span > h.units) return corrupt(base, `unit ${u}: span ${span} runs past the arena`);
   for (let k = 0; k < span; k++) {
     if (k > 0) {
-      const rk = recordIndex(base, u + k);
+      const rk = recordIndex(base, u + k, h.arenaBytes);
       if ((i32[rk + R_INFO]! & STATE_MASK) !== STATE_CONT || i32[rk + R_SPAN] !== k) return corrupt(base, `unit ${u + k}: bad continuation`);
     }
     if ((i32[hb + A_UNIT_BITS + ((u + k) >>> 5)]! & (1 << ((u + k) & 31))) === 0) return corrupt(base, `unit ${u + k}: marked free inside a slab`);

@@ -9,9 +9,9 @@ import { HeapError, formatAddress } from '@paddock/platform';
 import { CACHE_STACKS_OFFSET, CACHE_STRIDE, DRAIN_OFFSET, D_CUR, D_LEFT, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH } from './agent-layout.js';
 import type { ArenaHeap } from './arena-heap.js';
 import {
+  ARENA_MAGIC,
   A_KIND_OWNER,
   A_MAGIC,
-  ARENA_MAGIC,
   B_LENGTH,
   B_NEXT,
   CLASS_MASK,
@@ -19,7 +19,6 @@ import {
   FLAG_CURRENT,
   FLAG_QUARANTINE,
   FREED_MARK,
-  HEADER_UNITS,
   KIND_ARENA,
   LARGE_CLASS,
   R_BUMP,
@@ -30,6 +29,7 @@ import {
   STATE_HEAD,
   STATE_MASK,
   UNIT_SHIFT,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { CHAIN_FLUSH } from './remote-chains.js';
@@ -116,13 +116,12 @@ function reclaimBatch(h: ArenaHeap, dw: number, toCache: boolean): number {
     i32 = h.i32; // the views again: the object may lie past them (another agent grew the buffer)
     u32 = h.u32;
     const base = (m & mask) >>> 0;
-    const hb = base >>> 2;
+    const hb = headerIndex(base, h.arenaBytes);
     const kindOwner = i32[hb + A_KIND_OWNER]!;
     if (i32[hb + A_MAGIC] !== ARENA_MAGIC || (kindOwner & 255) !== KIND_ARENA) badBatch(h, dw, batch, m, 'it is not in an arena');
     if (kindOwner >>> 8 !== slot) badBatch(h, dw, batch, m, `its arena belongs to owner ${kindOwner >>> 8}, not ${slot}`);
     const u = (m - base) >>> UNIT_SHIFT;
-    if (u < HEADER_UNITS) badBatch(h, dw, batch, m, 'it lies in the arena header');
-    const ri = recordIndex(base, u);
+    const ri = recordIndex(base, u, h.arenaBytes);
     const info = i32[ri + R_INFO]!;
     if ((info & STATE_MASK) !== STATE_HEAD) badBatch(h, dw, batch, m, 'it does not sit in the head unit of a slab');
     const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;

@@ -143,12 +143,12 @@ export class EmptySlabs {
 /** Units the slab at `s` spans. */
 function slabSpan(h: ArenaHeap, s: number): number {
   const base = (s & h.arenaMask) >>> 0;
-  return h.i32[recordIndex(base, (s - base) >>> UNIT_SHIFT) + R_SPAN]!;
+  return h.i32[recordIndex(base, (s - base) >>> UNIT_SHIFT, h.arenaBytes) + R_SPAN]!;
 }
 
 /** Releases the kept slab at `s`. */
 function release(h: ArenaHeap, s: number): void {
   const base = (s & h.arenaMask) >>> 0;
   const u = (s - base) >>> UNIT_SHIFT;
-  releaseSlab(h, base, u, h.i32[recordIndex(base, u) + R_SPAN]!, false);
+  releaseSlab(h, base, u, h.i32[recordIndex(base, u, h.arenaBytes) + R_SPAN]!, false);
 }

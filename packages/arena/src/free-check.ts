@@ -8,18 +8,19 @@
 import { HeapError, formatAddress } from '@paddock/platform';
 import type { ArenaHeap } from './arena-heap.js';
 import {
+  ARENA_MAGIC,
   A_KIND_OWNER,
   A_MAGIC,
-  ARENA_MAGIC,
   CLASS_MASK,
   CLASS_SHIFT,
   FREED_MARK,
-  HEADER_UNITS,
   IN_MAPPING,
   KIND_ARENA,
   LARGE_CLASS,
+  META_HEADER_WORDS,
+  META_OFFSET,
   NOT_FREEABLE,
-  RECORD_BYTES,
+  RECORD_SHIFT,
   R_BUMP,
   R_FREE,
   R_INFO,
@@ -28,8 +29,8 @@ import {
   STATE_CONT,
   STATE_HEAD,
   STATE_MASK,
-  UNIT,
   UNIT_SHIFT,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { objectSize } from './slab.js';
@@ -38,7 +39,7 @@ import { CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, badSize, classIndex } from '.
 /**
  * The checks every free makes, as one pure function over a view so the heap's free can inline it: returns the
  * class (0-15, or 16 for a large object) of the live, not yet freed block at `p`, {@link IN_MAPPING}, or
- * {@link NOT_FREEABLE} for anything else (not a uint32, misaligned, past the view, no arena, a header, a free or
+ * {@link NOT_FREEABLE} for anything else (not a uint32, misaligned, past the view, no arena, a free or
  * continuation unit, off the class grid, an empty slab, never handed out, or carrying the freed mark).
  * It reads and never writes; `arenaMask` is the heap's {@link ArenaHeap.arenaMask}, `regionMap` and `regionShift`
  * its {@link ArenaHeap.regionMap} and {@link ArenaHeap.regionShift}. A pointer outside every region is
@@ -52,11 +53,13 @@ export function freeableClass(u32: Uint32Array, arenaMask: number, regionMap: nu
   if ((p >>> 0) === p && (p & 31) === 0 && (p >>> 2) + 2 <= u32.length) {
     if (u32[regionMap + (p >>> regionShift)] === 0) return IN_MAPPING;
     const base = (p & arenaMask) >>> 0;
-    const hb = base >>> 2;
+    // The arena's header (arenaMeta): META_OFFSET into chunk `slot` of its region's slot 0. `arenaMask << 5` masks
+    // the region, `~arenaMask` is arenaBytes - 1. It lies below `p`, so inside the view.
+    const hw = ((base & (arenaMask << 5)) + ((base >>> 5) & ~arenaMask) + META_OFFSET) >>> 2;
     const u = (p - base) >>> UNIT_SHIFT;
     // Both magics are below 2^31, so a Uint32Array reads them as they are written.
-    if (u32[hb + A_MAGIC] === ARENA_MAGIC && (u32[hb + A_KIND_OWNER]! & 255) === KIND_ARENA && u >= HEADER_UNITS) {
-      const ri = (base + UNIT + u * RECORD_BYTES) >>> 2; // recordIndex(base, u)
+    if (u32[hw + A_MAGIC] === ARENA_MAGIC && (u32[hw + A_KIND_OWNER]! & 255) === KIND_ARENA) {
+      const ri = hw + META_HEADER_WORDS + (u << RECORD_SHIFT); // recordIndex(base, u, arenaBytes)
       const info = u32[ri + R_INFO]!;
       const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
       if (
@@ -87,16 +90,15 @@ const NOT_A_POINTER = -1;
 const NOT_ALIGNED = -2;
 const OUTSIDE_HEAP = -3;
 const NO_ARENA = -4;
-const IN_HEADER = -5;
-const INTERIOR = -6;
-const IN_FREE_UNIT = -7;
-const OFF_CLASS_GRID = -8;
-const SLAB_EMPTY = -9;
-const NEVER_HANDED_OUT = -10;
+const INTERIOR = -5;
+const IN_FREE_UNIT = -6;
+const OFF_CLASS_GRID = -7;
+const SLAB_EMPTY = -8;
+const NEVER_HANDED_OUT = -9;
 
 /**
  * Whether `p` is an object some arena handed out, and not yet reclaimed by its owner: a uint32, 32-byte aligned,
- * inside the heap (the views are refreshed if it lies past them), in a laid-out arena past its header, in a head
+ * inside the heap (the views are refreshed if it lies past them), in a laid-out arena, in a head
  * unit, on its class's grid, in a slab with live objects, below the bump. Returns its slab's record index, or
  * the first of the reasons above that it is not. Whether it was freed since (the freed mark) is not looked at.
  */
@@ -107,11 +109,10 @@ function classifyPointer(h: ArenaHeap, p: number): number {
   const i32 = h.i32;
   if (i32[h.regionMap + (p >>> h.regionShift)] === 0) return NO_ARENA; // outside every region: never read at its arena mask
   const base = (p & h.arenaMask) >>> 0;
-  const hb = base >>> 2;
+  const hb = headerIndex(base, h.arenaBytes);
   if (i32[hb + A_MAGIC] !== ARENA_MAGIC || (i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) return NO_ARENA;
   const u = (p - base) >>> UNIT_SHIFT;
-  if (u < HEADER_UNITS) return IN_HEADER;
-  const ri = recordIndex(base, u);
+  const ri = recordIndex(base, u, h.arenaBytes);
   const info = i32[ri + R_INFO]!;
   const state = info & STATE_MASK;
   if (state === STATE_CONT) return INTERIOR;
@@ -140,15 +141,13 @@ export function locate(h: ArenaHeap, p: number, what: string): number {
       throw new HeapError('BAD_POINTER', `${what}: ${at} lies outside the heap's memory`, p);
     case NO_ARENA:
       throw new HeapError('BAD_POINTER', `${what}: no arena owns ${at}`, p);
-    case IN_HEADER:
-      throw new HeapError('BAD_POINTER', `${what}: ${at} is inside an arena header`, p);
     case INTERIOR:
       throw new HeapError('BAD_POINTER', `${what}: ${at} is an interior address of a block`, p);
     case IN_FREE_UNIT:
       throw new HeapError('DOUBLE_FREE', `${what}: ${at} lies in a free unit`, p);
     case OFF_CLASS_GRID: {
       const base = (p & h.arenaMask) >>> 0;
-      const info = h.i32[recordIndex(base, (p - base) >>> UNIT_SHIFT) + R_INFO]!;
+      const info = h.i32[recordIndex(base, (p - base) >>> UNIT_SHIFT, h.arenaBytes) + R_INFO]!;
       throw new HeapError('MISALIGNED', `${what}: ${at} is not aligned to its ${32 << ((info >>> CLASS_SHIFT) & CLASS_MASK)}-byte class`, p);
     }
     case SLAB_EMPTY:
@@ -185,7 +184,7 @@ export function isHeldFreed(h: ArenaHeap, p: number): boolean {
 /** Whether `p` is on its slab's free list (a bounded walk). */
 export function onFreeList(h: ArenaHeap, p: number): boolean {
   const base = (p & h.arenaMask) >>> 0;
-  const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT);
+  const ri = recordIndex(base, (p - base) >>> UNIT_SHIFT, h.arenaBytes);
   let steps = 0;
   for (let q = h.u32[ri + R_FREE]!; q !== 0 && steps < 1024; q = h.u32[q >>> 2]!, steps++) if (q === p) return true;
   return false;

@@ -11,13 +11,12 @@ import { vacateAgentArea } from './agent-area.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain } from './drain.js';
 import {
+  ARENA_MAGIC,
   A_DIRTY_UNITS,
   A_FREE_UNITS,
   A_KIND_OWNER,
   A_MAGIC,
-  ARENA_MAGIC,
   FLAG_CURRENT,
-  HEADER_UNITS,
   KIND_ARENA,
   R_BUMP,
   R_FREE,
@@ -25,6 +24,7 @@ import {
   R_LIVE,
   R_SPAN,
   UNIT_SHIFT,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { reapArea } from './reap.js';
@@ -72,7 +72,7 @@ export function detachOwner(h: ArenaHeap): void {
     h.current[cls] = 0;
     const base = (s & h.arenaMask) >>> 0;
     const u = (s - base) >>> UNIT_SHIFT;
-    const ri = recordIndex(base, u);
+    const ri = recordIndex(base, u, h.arenaBytes);
     h.i32[ri + R_INFO] &= ~FLAG_CURRENT;
     const live = h.i32[ri + R_LIVE]!;
     if (live === 0) releaseSlab(h, base, u, h.i32[ri + R_SPAN]!, false);
@@ -196,8 +196,8 @@ export function takeOverAdoptees(h: ArenaHeap, from: number): void {
 export function adoptArenas(h: ArenaHeap, slot: number): number {
   let n = 0;
   for (const base of h.regions.carvedArenas()) {
-    if (!h.cover(base + (HEADER_UNITS << UNIT_SHIFT))) continue;
-    const hb = base >>> 2;
+    if (!h.coverMeta(base)) continue;
+    const hb = headerIndex(base, h.arenaBytes);
     if (Atomics.load(h.i32, hb + A_MAGIC) !== ARENA_MAGIC || h.i32[hb + A_KIND_OWNER] !== (KIND_ARENA | (slot << 8))) continue;
     Atomics.store(h.i32, hb + A_KIND_OWNER, KIND_ARENA | (h.slot << 8));
     dropRetained(h, base);
@@ -212,10 +212,10 @@ export function adoptArenas(h: ArenaHeap, slot: number): number {
 export function releaseInherited(h: ArenaHeap): void {
   for (const base of [...h.inherited]) {
     if (!h.arenas.includes(base)) h.inherited.delete(base);
-    else if (h.i32[(base >>> 2) + A_FREE_UNITS] === h.usableUnits) {
+    else if (h.i32[headerIndex(base, h.arenaBytes) + A_FREE_UNITS] === h.usableUnits) {
       h.inherited.delete(base);
       releaseArena(h, base);
-    } else if (h.i32[(base >>> 2) + A_DIRTY_UNITS] !== 0) sweep(h, base);
+    } else if (h.i32[headerIndex(base, h.arenaBytes) + A_DIRTY_UNITS] !== 0) sweep(h, base);
   }
 }
 
@@ -225,7 +225,7 @@ export function releaseInherited(h: ArenaHeap): void {
  */
 export function arenaOwnerOf(h: ArenaHeap, p: number): number {
   if ((p >>> 0) !== p || !h.cover(p + 1)) return 0;
-  const hb = ((p & h.arenaMask) >>> 0) >>> 2;
+  const hb = headerIndex((p & h.arenaMask) >>> 0, h.arenaBytes);
   if (Atomics.load(h.i32, hb + A_MAGIC) !== ARENA_MAGIC || (h.i32[hb + A_KIND_OWNER]! & 255) !== KIND_ARENA) return 0;
   return h.i32[hb + A_KIND_OWNER]! >>> 8;
 }

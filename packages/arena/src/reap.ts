@@ -34,16 +34,15 @@ import { drain, resumeDrain } from './drain.js';
 import { emptyExchange, resolveDeadExchange } from './exchange.js';
 import { isHeldFreed, onFreeList } from './free-check.js';
 import {
+  ARENA_MAGIC,
   A_CARVER,
   A_KIND_OWNER,
   A_MAGIC,
-  ARENA_MAGIC,
   CLASS_MASK,
   CLASS_SHIFT,
   FLAG_CURRENT,
   FLAG_PARTIAL,
   FLAG_QUARANTINE,
-  HEADER_UNITS,
   KIND_ARENA,
   LARGE_CLASS,
   R_INFO,
@@ -52,11 +51,12 @@ import {
   STATE_HEAD,
   STATE_MASK,
   UNIT_SHIFT,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { SLOT_ADOPTED, SLOT_LIVE, SLOT_ORPHANED, adoptArenas, releaseInherited, takeOverAdoptees, takeSlot } from './ownership.js';
 import { CHAIN_FLUSH, releaseChainMap } from './remote-chains.js';
-import { releaseSlab } from './release.js';
+import { releaseSlab, returnArena } from './release.js';
 import { repairArena } from './repair.js';
 import { CLASS_COUNT } from './size-class.js';
 import { unlinkPartial } from './slab.js';
@@ -167,8 +167,8 @@ function takeOverDeadOwner(h: ArenaHeap, area: number, report: ReapReport, relea
   report.ownerSlot = dead;
   const emptySlabs: number[] = [];
   for (const base of h.regions.carvedArenas()) {
-    if (!h.cover(base + (HEADER_UNITS << UNIT_SHIFT))) continue;
-    const hb = base >>> 2;
+    if (!h.coverMeta(base)) continue;
+    const hb = headerIndex(base, h.arenaBytes);
     if (Atomics.load(h.i32, hb + A_MAGIC) === ARENA_MAGIC && h.i32[hb + A_KIND_OWNER] === (KIND_ARENA | (dead << 8))) {
       const found = repairArena(h, base);
       h.quarantinedBytes += found.quarantinedBytes;
@@ -184,7 +184,7 @@ function takeOverDeadOwner(h: ArenaHeap, area: number, report: ReapReport, relea
     takeOverAdoptees(h, dead);
     tookSlot = true;
     h.registry.noteDeparture(); // its slot is no longer live: flushers look at it again
-    if (releaseLive) releaseFrom = h.arenas.filter((a) => !before.has(a) && h.i32[(a >>> 2) + A_CARVER] === dead);
+    if (releaseLive) releaseFrom = h.arenas.filter((a) => !before.has(a) && h.i32[headerIndex(a, h.arenaBytes) + A_CARVER] === dead);
   }
   releaseEmptySlabs(h, emptySlabs);
   // A drain it was in the middle of: the runs it had taken from its inbox and not reclaimed yet.
@@ -197,7 +197,7 @@ function releaseEmptySlabs(h: ArenaHeap, slabs: readonly number[]): void {
   for (const s of slabs) {
     const base = (s & h.arenaMask) >>> 0;
     const u = (s - base) >>> UNIT_SHIFT;
-    const ri = recordIndex(base, u);
+    const ri = recordIndex(base, u, h.arenaBytes);
     const info = h.i32[ri + R_INFO]!;
     if (!h.arenas.includes(base) || h.i32[ri + R_LIVE] !== 0 || (info & (FLAG_QUARANTINE | FLAG_CURRENT | FLAG_PARTIAL)) !== 0) continue;
     releaseSlab(h, base, u, h.i32[ri + R_SPAN]!, ((info >>> CLASS_SHIFT) & CLASS_MASK) === LARGE_CLASS);
@@ -291,9 +291,9 @@ function collectRoutedBlock(h: ArenaHeap, area: number, held: number[]): void {
 function releaseEverything(h: ArenaHeap, base: number): number {
   const i32 = h.i32;
   let dropped = 0;
-  for (let u = HEADER_UNITS; u < h.units; ) {
+  for (let u = 0; u < h.units; ) {
     if (h.arenas.indexOf(base) < 0) break; // the arena itself went back with its last slab
-    const ri = recordIndex(base, u);
+    const ri = recordIndex(base, u, h.arenaBytes);
     const info = i32[ri + R_INFO]!;
     if ((info & STATE_MASK) !== STATE_HEAD) {
       u++;
@@ -317,8 +317,8 @@ function releaseEverything(h: ArenaHeap, base: number): number {
 /** Releases a carved arena that nobody laid out (no magic): a dead agent carved it and died. */
 function releaseUnlaidArena(h: ArenaHeap, base: number): void {
   if (base % h.arenaBytes !== 0 || !h.regions.isCarved(base)) return;
-  if (h.cover(base + 16) && Atomics.load(h.i32, (base >>> 2) + A_MAGIC) === ARENA_MAGIC) return;
-  h.regions.releaseArena(base);
+  if (h.coverMeta(base) && Atomics.load(h.i32, headerIndex(base, h.arenaBytes) + A_MAGIC) === ARENA_MAGIC) return;
+  returnArena(h, base);
 }
 
 /** Reaps the crashed agent whose area is `area` (see {@link reapAgent}); false when another agent got to it first. */

@@ -13,6 +13,7 @@ import { drain } from './drain.js';
 import { EXCHANGE_BATCH, exchangeServes, takeFromExchange } from './exchange.js';
 import { TRIM_EVERY } from './empty-slabs.js';
 import {
+  ARENA_MAGIC,
   A_CARVER,
   A_FREE_UNITS,
   A_HINT,
@@ -22,9 +23,7 @@ import {
   A_RUN_BOUND,
   A_UNITS,
   A_UNIT_BITS,
-  ARENA_MAGIC,
   FLAG_CURRENT,
-  HEADER_UNITS,
   KIND_ARENA,
   LARGE_CLASS,
   R_BUMP,
@@ -32,6 +31,8 @@ import {
   R_SIZE,
   UNIT,
   UNIT_SHIFT,
+  arenaMeta,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { adoptOrphans, takeSlot } from './ownership.js';
@@ -92,7 +93,7 @@ function popPartial(h: ArenaHeap, cls: number): number {
   const u32 = h.u32;
   for (let i = h.arenas.length - 1; i >= 0; i--) {
     const base = h.arenas[i]!;
-    const s = u32[(base >>> 2) + A_PARTIAL + cls]!;
+    const s = u32[headerIndex(base, h.arenaBytes) + A_PARTIAL + cls]!;
     if (s !== 0) {
       unlinkPartial(h, base, s, cls);
       return s;
@@ -119,7 +120,7 @@ export function allocLarge(h: ArenaHeap, size: number): number {
   let s = h.retention !== null ? h.retention.takeParked(span) : 0;
   if (s === 0) s = reserveSpan(h, span, LARGE_CLASS);
   const base = (s & h.arenaMask) >>> 0;
-  const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+  const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT, h.arenaBytes);
   h.u32[ri + R_SIZE] = bytes;
   h.u32[ri + R_BUMP] = s + bytes;
   h.i32[ri + R_LIVE] = 1;
@@ -136,7 +137,7 @@ function reserveSpan(h: ArenaHeap, span: number, cls: number): number {
   const i32 = h.i32;
   for (let i = h.arenas.length - 1; i >= 0; i--) {
     const base = h.arenas[i]!;
-    const hb = base >>> 2;
+    const hb = headerIndex(base, h.arenaBytes);
     if (i32[hb + A_FREE_UNITS]! < span || i32[hb + A_RUN_BOUND]! < span) continue;
     const u = span === 1 ? findUnit(h, base) : findRun(h, base, span);
     if (u >= 0) return initSlab(h, base, u, span, cls);
@@ -160,18 +161,19 @@ function newArena(h: ArenaHeap): number {
   Atomics.store(h.i32, (h.agentArea >>> 2) + G_OPENING_ARENA, base | 0); // for a reaper, until the magic
   if (h.slot === 0) takeSlot(h);
   const space = h.space;
-  space.commit(base, HEADER_UNITS << UNIT_SHIFT);
+  // The header and records live in the region's slot 0 (layout.ts): their pages, not the arena's.
+  const meta = arenaMeta(base, h.arenaBytes);
+  space.commit(meta, h.metaBytes);
   h.sync();
-  space.u8.fill(0, base, base + (HEADER_UNITS << UNIT_SHIFT)); // contents of a re-carved range are undefined
+  space.u8.fill(0, meta, meta + h.metaBytes); // contents of a re-carved range are undefined
   const i32 = h.i32;
-  const hb = base >>> 2;
+  const hb = meta >>> 2;
   i32[hb + A_KIND_OWNER] = KIND_ARENA | (h.slot << 8);
   i32[hb + A_CARVER] = h.slot;
   i32[hb + A_FREE_UNITS] = h.usableUnits;
   i32[hb + A_RUN_BOUND] = h.usableUnits;
-  i32[hb + A_HINT] = HEADER_UNITS;
+  i32[hb + A_HINT] = 0;
   i32[hb + A_UNITS] = h.units;
-  i32[hb + A_UNIT_BITS] = (1 << HEADER_UNITS) - 1;
   Atomics.store(i32, hb + A_MAGIC, ARENA_MAGIC);
   Atomics.store(i32, (h.agentArea >>> 2) + G_OPENING_ARENA, 0);
   h.arenas.push(base);

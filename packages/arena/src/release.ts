@@ -18,7 +18,6 @@ import {
   A_RUN_BOUND,
   A_UNIT_BITS,
   FLAG_CURRENT,
-  HEADER_UNITS,
   R_BUMP,
   R_FREE,
   R_INFO,
@@ -26,6 +25,8 @@ import {
   R_SPAN,
   STATE_FREE,
   UNIT_SHIFT,
+  arenaMeta,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { CLASS_COUNT } from './size-class.js';
@@ -73,7 +74,7 @@ export interface SpanRetention {
 export function releaseSlab(h: ArenaHeap, base: number, u: number, span: number, large: boolean): void {
   if (large && h.retention !== null && !(h.inherited.size !== 0 && h.inherited.has(base)) && h.retention.parkRun(base + (u << UNIT_SHIFT), span)) {
     // Parked: an empty large block that never handed anything out, as a reaper's repair reads it (and releases it).
-    const ri = recordIndex(base, u);
+    const ri = recordIndex(base, u, h.arenaBytes);
     h.u32[ri + R_FREE] = 0;
     h.u32[ri + R_BUMP] = base + (u << UNIT_SHIFT);
     return;
@@ -88,15 +89,15 @@ export function releaseSlab(h: ArenaHeap, base: number, u: number, span: number,
 export function unparkRun(h: ArenaHeap, s: number): void {
   const base = (s & h.arenaMask) >>> 0;
   const u = (s - base) >>> UNIT_SHIFT;
-  freeUnits(h, base, u, h.i32[recordIndex(base, u) + R_SPAN]!, true);
+  freeUnits(h, base, u, h.i32[recordIndex(base, u, h.arenaBytes) + R_SPAN]!, true);
 }
 
 /** Frees units [u, u + span) of the arena at `base` (see {@link releaseSlab}). */
 function freeUnits(h: ArenaHeap, base: number, u: number, span: number, large: boolean): void {
   const i32 = h.i32;
-  const hb = base >>> 2;
+  const hb = headerIndex(base, h.arenaBytes);
   for (let k = u; k < u + span; k++) {
-    const rk = recordIndex(base, k);
+    const rk = recordIndex(base, k, h.arenaBytes);
     i32[rk + R_INFO] = STATE_FREE;
     i32[rk + R_SPAN] = 0;
   }
@@ -131,7 +132,7 @@ export function sweepDue(h: ArenaHeap, force: boolean): number {
   let swept = 0;
   const now = force ? 0 : performance.now();
   for (const [base, since] of h.sweepsDue) {
-    const hb = base >>> 2;
+    const hb = headerIndex(base, h.arenaBytes);
     const empty = h.i32[hb + A_FREE_UNITS] === h.usableUnits;
     if (!h.arenas.includes(base) || (!empty && h.i32[hb + A_DIRTY_UNITS]! < h.sweepThreshold)) {
       h.sweepsDue.delete(base);
@@ -148,14 +149,14 @@ export function sweepDue(h: ArenaHeap, force: boolean): number {
 /** How many of the agent's arenas hold no slab. */
 function emptyArenas(h: ArenaHeap): number {
   let n = 0;
-  for (const a of h.arenas) if (h.i32[(a >>> 2) + A_FREE_UNITS] === h.usableUnits) n++;
+  for (const a of h.arenas) if (h.i32[headerIndex(a, h.arenaBytes) + A_FREE_UNITS] === h.usableUnits) n++;
   return n;
 }
 
 /** Decommits every dirty unit of the arena, run by run. Returns the units decommitted. */
 export function sweep(h: ArenaHeap, base: number): number {
   const swept = decommitMarked(h, base, A_DIRTY_BITS);
-  h.i32[(base >>> 2) + A_DIRTY_UNITS] = 0;
+  h.i32[headerIndex(base, h.arenaBytes) + A_DIRTY_UNITS] = 0;
   h.sweepsDue.delete(base);
   return swept;
 }
@@ -166,9 +167,9 @@ export function sweep(h: ArenaHeap, base: number): number {
  */
 function decommitMarked(h: ArenaHeap, base: number, bits: number): number {
   const i32 = h.i32;
-  const at = (base >>> 2) + bits;
+  const at = headerIndex(base, h.arenaBytes) + bits;
   let done = 0;
-  let u = HEADER_UNITS;
+  let u = 0;
   while (u < h.units) {
     if ((i32[at + (u >>> 5)]! & (1 << (u & 31))) === 0) {
       u++;
@@ -200,16 +201,26 @@ function arenaEmptied(h: ArenaHeap, base: number): void {
 export function releaseArena(h: ArenaHeap, base: number): void {
   const at = h.arenas.indexOf(base);
   if (at >= 0) h.arenas.splice(at, 1);
-  const retained = h.i32[(base >>> 2) + A_RETAINED_UNITS]!;
+  const retained = h.i32[headerIndex(base, h.arenaBytes) + A_RETAINED_UNITS]!;
   if (retained !== 0 && h.retention !== null) h.retention.unitsTaken(retained);
-  Atomics.store(h.i32, (base >>> 2) + A_MAGIC, 0);
+  Atomics.store(h.i32, headerIndex(base, h.arenaBytes) + A_MAGIC, 0);
+  returnArena(h, base);
+}
+
+/**
+ * Hands a carved arena back to its region with no page of it committed: its metadata chunk (in the region's
+ * slot 0) is decommitted first, then the region decommits the arena and clears its slot bit, so nobody can
+ * carve it again while its metadata still holds pages.
+ */
+export function returnArena(h: ArenaHeap, base: number): void {
+  h.space.decommit(arenaMeta(base, h.arenaBytes), h.metaBytes);
   h.regions.releaseArena(base);
 }
 
 /**
  * What an idle agent gives back of its arenas: kept empty slabs, parked large blocks and current slabs with
  * nothing live are released, every dirty unit is decommitted, and empty arenas go back to their regions but one
- * spare (header pages only), or all of them when `keepSpare` is false (an agent that leaves).
+ * spare (its metadata pages only), or all of them when `keepSpare` is false (an agent that leaves).
  */
 export function releaseIdle(h: ArenaHeap, keepSpare: boolean): void {
   h.emptySlabs.releaseAll(h);
@@ -221,7 +232,7 @@ export function releaseIdle(h: ArenaHeap, keepSpare: boolean): void {
     if (s === 0) continue;
     const base = (s & h.arenaMask) >>> 0;
     const u = (s - base) >>> UNIT_SHIFT;
-    const ri = recordIndex(base, u);
+    const ri = recordIndex(base, u, h.arenaBytes);
     if (h.i32[ri + R_LIVE] !== 0) continue;
     h.current[cls] = 0;
     h.i32[ri + R_INFO] &= ~FLAG_CURRENT;
@@ -229,7 +240,7 @@ export function releaseIdle(h: ArenaHeap, keepSpare: boolean): void {
   }
   for (const base of [...h.arenas]) if (h.arenas.includes(base)) sweep(h, base);
   const i32 = h.i32;
-  const empty = h.arenas.filter((a) => i32[(a >>> 2) + A_FREE_UNITS] === h.usableUnits);
+  const empty = h.arenas.filter((a) => i32[headerIndex(a, h.arenaBytes) + A_FREE_UNITS] === h.usableUnits);
   for (let i = keepSpare ? 1 : 0; i < empty.length; i++) releaseArena(h, empty[i]!);
 }
 
@@ -242,8 +253,8 @@ export function purgeRetained(h: ArenaHeap): number {
 
 /** Decommits the arena's retained units and zeroes their count; returns how many there were. */
 export function dropRetained(h: ArenaHeap, base: number): number {
-  if (h.i32[(base >>> 2) + A_RETAINED_UNITS] === 0) return 0;
+  if (h.i32[headerIndex(base, h.arenaBytes) + A_RETAINED_UNITS] === 0) return 0;
   const dropped = decommitMarked(h, base, A_RETAINED_BITS);
-  h.i32[(base >>> 2) + A_RETAINED_UNITS] = 0;
+  h.i32[headerIndex(base, h.arenaBytes) + A_RETAINED_UNITS] = 0;
   return dropped;
 }

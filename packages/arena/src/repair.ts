@@ -22,7 +22,6 @@ import {
   FLAG_CURRENT,
   FLAG_PARTIAL,
   FLAG_QUARANTINE,
-  HEADER_UNITS,
   LARGE_CLASS,
   R_BUMP,
   R_FREE,
@@ -38,6 +37,7 @@ import {
   STATE_MASK,
   UNIT,
   UNIT_SHIFT,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, spanOf } from './size-class.js';
@@ -45,7 +45,7 @@ import { pushPartial } from './slab.js';
 
 /** What {@link repairArena} found in one arena. */
 export interface ArenaRepair {
-  /** Bytes it quarantined: the units of the slabs it could not trust, plus the arena's header units once if any. */
+  /** Bytes it quarantined: the units of the slabs it could not trust, plus the arena's metadata pages once if any. */
   quarantinedBytes: number;
   /** Addresses of the consistent slabs with nothing live: to release once the arena is adopted. */
   emptySlabs: number[];
@@ -54,18 +54,18 @@ export interface ArenaRepair {
 /**
  * Repairs the arena at `base` of an agent that died (see the top of this file): every slab is checked as
  * `check()` would; one that fails (or a used unit with no head) is quarantined. Then the header's counts, hint
- * and run bound are recomputed, current flags cleared and partial lists rebuilt. The arena's header stays
- * committed for as long as anything in it is quarantined, so it is counted in the bytes quarantined.
+ * and run bound are recomputed, current flags cleared and partial lists rebuilt. The arena's metadata
+ * pages stay committed for as long as anything in it is quarantined, so they are counted in the bytes quarantined.
  */
 export function repairArena(h: ArenaHeap, base: number): ArenaRepair {
   const i32 = h.i32;
   const u32 = h.u32;
-  const hb = base >>> 2;
+  const hb = headerIndex(base, h.arenaBytes);
   for (let cls = 0; cls < CLASS_COUNT; cls++) u32[hb + A_PARTIAL + cls] = 0;
   const found: ArenaRepair = { quarantinedBytes: 0, emptySlabs: [] };
-  for (let u = HEADER_UNITS; u < h.units; ) {
+  for (let u = 0; u < h.units; ) {
     const used = (i32[hb + A_UNIT_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0;
-    const ri = recordIndex(base, u);
+    const ri = recordIndex(base, u, h.arenaBytes);
     if (!used || (i32[ri + R_INFO]! & STATE_MASK) === STATE_FREE) {
       // A used bit with a free record: a slab reservation cut short before it handed anything out. The
       // unit may already be committed, so it is freed as dirty (the next sweep decommits it).
@@ -84,7 +84,7 @@ export function repairArena(h: ArenaHeap, base: number): ArenaRepair {
       i32[ri + R_SPAN] = 1;
       u32[ri + R_PNEXT] = 0;
       u32[ri + R_PPREV] = 0;
-      if (found.quarantinedBytes === 0) found.quarantinedBytes = HEADER_UNITS << UNIT_SHIFT;
+      if (found.quarantinedBytes === 0) found.quarantinedBytes = h.metaBytes;
       found.quarantinedBytes += UNIT;
       u++;
       continue;
@@ -113,8 +113,8 @@ export function repairArena(h: ArenaHeap, base: number): ArenaRepair {
 function trustedSpan(h: ArenaHeap, base: number, u: number): number {
   const i32 = h.i32;
   const u32 = h.u32;
-  const hb = base >>> 2;
-  const ri = recordIndex(base, u);
+  const hb = headerIndex(base, h.arenaBytes);
+  const ri = recordIndex(base, u, h.arenaBytes);
   const info = i32[ri + R_INFO]!;
   if ((info & STATE_MASK) !== STATE_HEAD || (info & FLAG_QUARANTINE) !== 0) return (info & FLAG_QUARANTINE) !== 0 ? i32[ri + R_SPAN]! : 0;
   const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
@@ -126,7 +126,7 @@ function trustedSpan(h: ArenaHeap, base: number, u: number): number {
     for (let k = 0; k < span; k++) {
       i32[hb + A_UNIT_BITS + ((u + k) >>> 5)] |= 1 << ((u + k) & 31);
       if (k > 0) {
-        const rk = recordIndex(base, u + k);
+        const rk = recordIndex(base, u + k, h.arenaBytes);
         i32[rk + R_INFO] = STATE_CONT;
         i32[rk + R_SPAN] = k;
       }
@@ -144,12 +144,12 @@ function trustedSpan(h: ArenaHeap, base: number, u: number): number {
  */
 function recountHeader(h: ArenaHeap, base: number): void {
   const i32 = h.i32;
-  const hb = base >>> 2;
+  const hb = headerIndex(base, h.arenaBytes);
   let free = 0;
   let dirty = 0;
   let longest = 0;
   let run = 0;
-  for (let u = HEADER_UNITS; u < h.units; u++) {
+  for (let u = 0; u < h.units; u++) {
     const bit = 1 << (u & 31);
     const w = u >>> 5;
     if ((i32[hb + A_UNIT_BITS + w]! & bit) !== 0) {
@@ -167,8 +167,8 @@ function recountHeader(h: ArenaHeap, base: number): void {
   i32[hb + A_FREE_UNITS] = free;
   i32[hb + A_DIRTY_UNITS] = dirty;
   i32[hb + A_RUN_BOUND] = longest;
-  i32[hb + A_HINT] = HEADER_UNITS;
+  i32[hb + A_HINT] = 0;
   let retained = 0;
-  for (let u = HEADER_UNITS; u < h.units; u++) if ((i32[hb + A_RETAINED_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0) retained++;
+  for (let u = 0; u < h.units; u++) if ((i32[hb + A_RETAINED_BITS + (u >>> 5)]! & (1 << (u & 31))) !== 0) retained++;
   i32[hb + A_RETAINED_UNITS] = retained;
 }

@@ -29,6 +29,7 @@ import {
   STATE_CONT,
   STATE_HEAD,
   UNIT_SHIFT,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { releaseSlab } from './release.js';
@@ -39,7 +40,7 @@ import { releaseSlab } from './release.js';
  * are committed), the head record is laid out and every other unit's record points back to it.
  */
 export function initSlab(h: ArenaHeap, base: number, u: number, span: number, cls: number): number {
-  const hb = base >>> 2;
+  const hb = headerIndex(base, h.arenaBytes);
   if (h.inherited.size !== 0) h.inherited.delete(base); // allocated from: a working arena again
   let i32 = h.i32;
   let clean = 0;
@@ -62,7 +63,7 @@ export function initSlab(h: ArenaHeap, base: number, u: number, span: number, cl
     i32 = h.i32;
   }
   const u32 = h.u32;
-  const ri = recordIndex(base, u);
+  const ri = recordIndex(base, u, h.arenaBytes);
   u32[ri + R_FREE] = 0;
   u32[ri + R_BUMP] = s;
   i32[ri + R_LIVE] = 0;
@@ -72,7 +73,7 @@ export function initSlab(h: ArenaHeap, base: number, u: number, span: number, cl
   u32[ri + R_PPREV] = 0;
   u32[ri + R_SIZE] = 0;
   for (let k = 1; k < span; k++) {
-    const rk = recordIndex(base, u + k);
+    const rk = recordIndex(base, u + k, h.arenaBytes);
     i32[rk + R_INFO] = STATE_CONT;
     i32[rk + R_SPAN] = k;
   }
@@ -113,12 +114,12 @@ export function slabFreed(h: ArenaHeap, p: number, ri: number, info: number, liv
 /** Puts slab `s` of class `cls` at the head of its arena's partial list. */
 export function pushPartial(h: ArenaHeap, base: number, s: number, cls: number): void {
   const u32 = h.u32;
-  const hi = (base >>> 2) + A_PARTIAL + cls;
-  const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+  const hi = headerIndex(base, h.arenaBytes) + A_PARTIAL + cls;
+  const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT, h.arenaBytes);
   const head = u32[hi]!;
   u32[ri + R_PNEXT] = head;
   u32[ri + R_PPREV] = 0;
-  if (head !== 0) u32[recordIndex(base, (head - base) >>> UNIT_SHIFT) + R_PPREV] = s;
+  if (head !== 0) u32[recordIndex(base, (head - base) >>> UNIT_SHIFT, h.arenaBytes) + R_PPREV] = s;
   u32[hi] = s;
   h.i32[ri + R_INFO] |= FLAG_PARTIAL;
 }
@@ -126,12 +127,12 @@ export function pushPartial(h: ArenaHeap, base: number, s: number, cls: number):
 /** Takes slab `s` of class `cls` off its arena's partial list. */
 export function unlinkPartial(h: ArenaHeap, base: number, s: number, cls: number): void {
   const u32 = h.u32;
-  const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+  const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT, h.arenaBytes);
   const next = u32[ri + R_PNEXT]!;
   const prev = u32[ri + R_PPREV]!;
-  if (prev !== 0) u32[recordIndex(base, (prev - base) >>> UNIT_SHIFT) + R_PNEXT] = next;
-  else u32[(base >>> 2) + A_PARTIAL + cls] = next;
-  if (next !== 0) u32[recordIndex(base, (next - base) >>> UNIT_SHIFT) + R_PPREV] = prev;
+  if (prev !== 0) u32[recordIndex(base, (prev - base) >>> UNIT_SHIFT, h.arenaBytes) + R_PNEXT] = next;
+  else u32[headerIndex(base, h.arenaBytes) + A_PARTIAL + cls] = next;
+  if (next !== 0) u32[recordIndex(base, (next - base) >>> UNIT_SHIFT, h.arenaBytes) + R_PPREV] = prev;
   u32[ri + R_PNEXT] = 0;
   u32[ri + R_PPREV] = 0;
   h.i32[ri + R_INFO] &= ~FLAG_PARTIAL;
@@ -140,7 +141,7 @@ export function unlinkPartial(h: ArenaHeap, base: number, s: number, cls: number
 /** Sets the flags `set` and clears the flags `clear` in the record of slab `s`. */
 export function setFlags(h: ArenaHeap, s: number, set: number, clear: number): void {
   const base = (s & h.arenaMask) >>> 0;
-  const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT);
+  const ri = recordIndex(base, (s - base) >>> UNIT_SHIFT, h.arenaBytes);
   const i32 = h.i32;
   i32[ri + R_INFO] = (i32[ri + R_INFO]! & ~clear) | set;
 }

@@ -1,6 +1,6 @@
 /**
  * A picture of the whole arena heap, taken by any agent without stopping the others: every carved arena unit by
- * unit (header, slab of class N, large object, parked block, emptied slab, quarantined, free and still
+ * unit (slab of class N, large object, parked block, emptied slab, quarantined, free and still
  * committed, retained, decommitted), the per-class and per-owner figures that follow from the unit records, the
  * owner slots, and every agent area (cache, pending chains, stash). Everything is read from the shared buffer with
  * plain loads while other agents run: what belongs to another live agent may be a moment old or half-updated, and
@@ -11,6 +11,7 @@ import { AGENT_CLAIMING, AGENT_CRASHED, AGENT_DETACHED, AGENT_LIVE, AGENT_REAPED
 import type { ArenaHeap } from './arena-heap.js';
 import { exchangeHeld } from './exchange.js';
 import {
+  ARENA_MAGIC,
   A_CARVER,
   A_DIRTY_BITS,
   A_DIRTY_UNITS,
@@ -20,11 +21,9 @@ import {
   A_RETAINED_BITS,
   A_RETAINED_UNITS,
   A_UNIT_BITS,
-  ARENA_MAGIC,
   CLASS_MASK,
   CLASS_SHIFT,
   FLAG_QUARANTINE,
-  HEADER_UNITS,
   LARGE_CLASS,
   R_INFO,
   R_LIVE,
@@ -35,6 +34,7 @@ import {
   STATE_MASK,
   UNIT,
   UNIT_SHIFT,
+  headerIndex,
   recordIndex,
 } from './layout.js';
 import { SLOT_ADOPTED, SLOT_DETACHED, SLOT_LIVE } from './ownership.js';
@@ -45,15 +45,14 @@ import { CLASS_COUNT } from './size-class.js';
 export const UNIT_DECOMMITTED = 0; // free, its pages given back (or never touched)
 export const UNIT_DIRTY = 1; // free, still committed, waiting for a sweep
 export const UNIT_RETAINED = 2; // free, kept committed for a large block of the same span
-export const UNIT_HEADER = 3; // the arena's header and unit records
-export const UNIT_SLAB = 4; // the first unit of a slab (or block) of class `unitClass` with live objects
-export const UNIT_EMPTY_SLAB = 5; // the first unit of a slab with no live object (kept for its class, or current)
-export const UNIT_LARGE = 6; // the first unit of a live large object
-export const UNIT_PARKED = 7; // the first unit of a freed large block kept whole for reuse
-export const UNIT_CONTINUATION = 8; // a later unit of the slab or object that starts before it
-export const UNIT_QUARANTINED = 9; // a slab a reaper found half-updated: never allocated from or released
+export const UNIT_SLAB = 3; // the first unit of a slab (or block) of class `unitClass` with live objects
+export const UNIT_EMPTY_SLAB = 4; // the first unit of a slab with no live object (kept for its class, or current)
+export const UNIT_LARGE = 5; // the first unit of a live large object
+export const UNIT_PARKED = 6; // the first unit of a freed large block kept whole for reuse
+export const UNIT_CONTINUATION = 7; // a later unit of the slab or object that starts before it
+export const UNIT_QUARANTINED = 8; // a slab a reaper found half-updated: never allocated from or released
 /** Names of the unit states, indexed by state. */
-export const UNIT_STATE_NAMES = ['decommitted', 'dirty', 'retained', 'header', 'slab', 'empty slab', 'large', 'parked', 'continuation', 'quarantined'] as const;
+export const UNIT_STATE_NAMES = ['decommitted', 'dirty', 'retained', 'slab', 'empty slab', 'large', 'parked', 'continuation', 'quarantined'] as const;
 
 /** One carved arena; its units are `unitState[index * unitsPerArena ...]`. */
 export interface ArenaPicture {
@@ -144,7 +143,7 @@ export interface ArenaSnapshot {
   owners: OwnerPicture[];
   agents: AgentPicture[];
   quarantinedBytes: number;
-  /** Arena units in use (slabs, objects, parked blocks, headers), in bytes. */
+  /** Arena units in use (slabs, objects, parked blocks) and each arena's committed metadata pages, in bytes. */
   usedBytes: number;
   /**
    * Freed blocks waiting in the heap's exchange, handed over by full thread caches, per class (index 0-15), and
@@ -168,7 +167,7 @@ export function snapshotArenas(h: ArenaHeap): ArenaSnapshot {
   h.space.refresh();
   const owners = ownerPictures(h);
   const liveOwners = new Set(owners.filter((o) => o.state === 'live').map((o) => o.slot));
-  const bases = h.regions.carvedArenas().filter((b) => h.cover(b + UNIT) && Atomics.load(h.i32, (b >>> 2) + A_MAGIC) === ARENA_MAGIC);
+  const bases = h.regions.carvedArenas().filter((b) => h.coverMeta(b) && Atomics.load(h.i32, headerIndex(b, h.arenaBytes) + A_MAGIC) === ARENA_MAGIC);
   const units = h.units;
   const unitState = new Uint8Array(bases.length * units);
   const unitClass = new Uint8Array(bases.length * units).fill(255);
@@ -184,7 +183,7 @@ export function snapshotArenas(h: ArenaHeap): ArenaSnapshot {
   const i32 = h.i32;
   for (let a = 0; a < bases.length; a++) {
     const base = bases[a]!;
-    const hb = base >>> 2;
+    const hb = headerIndex(base, h.arenaBytes);
     const owner = i32[hb + A_KIND_OWNER]! >>> 8;
     arenas.push({
       base,
@@ -195,23 +194,19 @@ export function snapshotArenas(h: ArenaHeap): ArenaSnapshot {
       dirtyUnits: i32[hb + A_DIRTY_UNITS]!,
       retainedUnits: i32[hb + A_RETAINED_UNITS]!,
     });
+    usedBytes += h.metaBytes; // its header and records, in its region's slot 0
     const o = byOwner.get(owner);
     if (o !== undefined) o.arenas++;
     const at = a * units;
     for (let u = 0; u < units; u++) {
       const word = hb + (u >>> 5);
       const mask = 1 << (u & 31);
-      if (u < HEADER_UNITS) {
-        unitState[at + u] = UNIT_HEADER;
-        usedBytes += UNIT;
-        continue;
-      }
       if ((i32[word + A_UNIT_BITS]! & mask) === 0) {
         unitState[at + u] = (i32[word + A_RETAINED_BITS]! & mask) !== 0 ? UNIT_RETAINED : (i32[word + A_DIRTY_BITS]! & mask) !== 0 ? UNIT_DIRTY : UNIT_DECOMMITTED;
         continue;
       }
       usedBytes += UNIT;
-      const ri = recordIndex(base, u);
+      const ri = recordIndex(base, u, h.arenaBytes);
       const info = i32[ri + R_INFO]!;
       const cls = (info >>> CLASS_SHIFT) & CLASS_MASK;
       if (cls <= LARGE_CLASS) unitClass[at + u] = cls;

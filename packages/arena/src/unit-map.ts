@@ -6,12 +6,12 @@
  * and a release raises it (see release.ts), so an arena that cannot hold a span is skipped without a scan.
  */
 import type { ArenaHeap } from './arena-heap.js';
-import { A_HINT, A_RUN_BOUND, A_UNIT_BITS, HEADER_UNITS } from './layout.js';
+import { A_HINT, A_RUN_BOUND, A_UNIT_BITS, headerIndex } from './layout.js';
 
 /** First free unit at or above the arena's hint (first-fit upward); -1 when none. */
 export function findUnit(h: ArenaHeap, base: number): number {
   const i32 = h.i32;
-  const hb = base >>> 2;
+  const hb = headerIndex(base, h.arenaBytes);
   const units = h.units;
   for (let u = i32[hb + A_HINT]!; u < units; ) {
     const word = i32[hb + A_UNIT_BITS + (u >>> 5)]! | ((1 << (u & 31)) - 1);
@@ -31,12 +31,12 @@ export function findUnit(h: ArenaHeap, base: number): number {
 /** Highest run of `span` free units, scanning down from the top; lowers the run bound when none. */
 export function findRun(h: ArenaHeap, base: number, span: number): number {
   const i32 = h.i32;
-  const hb = base >>> 2;
+  const hb = headerIndex(base, h.arenaBytes);
   let run = 0; // free units directly above u
   let longest = 0;
   let u = h.units - 1;
-  while (u >= HEADER_UNITS) {
-    if ((u & 31) === 31 && u - 31 >= HEADER_UNITS) {
+  while (u >= 0) {
+    if ((u & 31) === 31 && u - 31 >= 0) {
       // A whole bitmap word at once when it is all free or all used.
       const w = i32[hb + A_UNIT_BITS + (u >>> 5)]!;
       if (w === 0) {
@@ -67,10 +67,10 @@ export function findRun(h: ArenaHeap, base: number, span: number): number {
 /** Length of the free run that holds units [u, u + span). */
 export function runAround(h: ArenaHeap, base: number, u: number, span: number): number {
   const i32 = h.i32;
-  const bits = (base >>> 2) + A_UNIT_BITS;
+  const bits = headerIndex(base, h.arenaBytes) + A_UNIT_BITS;
   let lo = u;
-  while (lo > HEADER_UNITS) {
-    if ((lo & 31) === 0 && lo - 32 >= HEADER_UNITS && i32[bits + ((lo - 1) >>> 5)] === 0) lo -= 32;
+  while (lo > 0) {
+    if ((lo & 31) === 0 && lo - 32 >= 0 && i32[bits + ((lo - 1) >>> 5)] === 0) lo -= 32;
     else if ((i32[bits + ((lo - 1) >>> 5)]! & (1 << ((lo - 1) & 31))) === 0) lo--;
     else break;
   }

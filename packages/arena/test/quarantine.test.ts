@@ -1,13 +1,13 @@
 // A dead agent's half-updated slab: the reaper's repair quarantines it (counted, never served again), and
 // check() judges it by the same rules before the reap and passes after it.
 import { describe, expect, it } from 'vitest';
-import { HEADER_UNITS, UNIT, recordIndex } from '../src/index.js';
+import { UNIT, metaCommitBytes, recordIndex } from '../src/index.js';
 import { R_FREE, R_SPAN } from '../src/layout.js';
 import { KiB, makeHeap, thrown } from './agents.js';
 
 /** The record index of the slab holding `p` (its head unit), in the arena at `base`. */
-function recordOf(base: number, p: number): number {
-  return recordIndex(base, Math.floor((p - base) / UNIT));
+function recordOf(base: number, p: number, arenaBytes: number): number {
+  return recordIndex(base, Math.floor((p - base) / UNIT), arenaBytes);
 }
 
 describe('repair quarantines a slab a dead agent left half-updated', () => {
@@ -20,7 +20,7 @@ describe('repair quarantines a slab a dead agent left half-updated', () => {
     const base = heap.regions.arenaBase(small[0]!);
     const slab = base + Math.floor((small[0]! - base) / UNIT) * UNIT;
     // Stopped half way through a free: the object is on the free list, the live count not yet lowered.
-    const ri = recordOf(base, small[5]!);
+    const ri = recordOf(base, small[5]!, dying.arenaBytes);
     heap.space.refresh();
     heap.space.u32[small[5]! >>> 2] = heap.space.u32[ri + R_FREE]!;
     heap.space.u32[ri + R_FREE] = small[5]!;
@@ -28,7 +28,7 @@ describe('repair quarantines a slab a dead agent left half-updated', () => {
 
     const reaper = heap.agent();
     const report = reaper.reapAgent(dying.space.agentId);
-    const quarantined = (HEADER_UNITS + 1) * UNIT; // the slab's unit, and its arena's header once
+    const quarantined = UNIT + metaCommitBytes(dying.arenaBytes); // the slab's unit, and its arena's metadata pages once
     expect(report.quarantinedBytes).toBe(quarantined);
     expect(reaper.quarantinedBytes).toBe(quarantined);
     expect(reaper.stats().quarantinedBytes).toBe(quarantined);
@@ -52,13 +52,13 @@ describe('repair quarantines a slab a dead agent left half-updated', () => {
     const base = heap.regions.arenaBase(block);
     expect(block + 4 * UNIT).toBe(base + dying.units * UNIT);
     heap.space.refresh();
-    heap.space.i32[recordOf(base, block) + R_SPAN] = 8;
+    heap.space.i32[recordOf(base, block, dying.arenaBytes) + R_SPAN] = 8;
     expect(thrown(() => dying.check())?.message).toMatch(/span 8 runs past the arena/);
 
     const reaper = heap.agent();
     const report = reaper.reapAgent(dying.space.agentId);
-    // The head and each of its three continuations, none of them a consistent slab now, and the header.
-    const quarantined = (HEADER_UNITS + 4) * UNIT;
+    // The head and each of its three continuations, none of them a consistent slab now, and the metadata pages.
+    const quarantined = 4 * UNIT + metaCommitBytes(dying.arenaBytes);
     expect(report.quarantinedBytes).toBe(quarantined);
     expect(reaper.quarantinedBytes).toBe(quarantined);
     reaper.check();

@@ -1,6 +1,6 @@
 // Slabs and arenas on one owner: bump order, partial list, release and re-carve, geometry.
 import { describe, expect, it } from 'vitest';
-import { HEADER_UNITS, UNIT, spanOf } from '../src/index.js';
+import { META_OFFSET, UNIT, arenaMeta, headerIndex, metaCommitBytes, spanOf } from '../src/index.js';
 import { GiB, KiB, MiB, makeHeap } from './agents.js';
 
 describe('slab lifecycle', () => {
@@ -9,7 +9,7 @@ describe('slab lifecycle', () => {
     const a = heap.agent();
     const first = a.malloc(32);
     const arena = heap.regions.arenaBase(first);
-    expect(first).toBe(arena + HEADER_UNITS * UNIT); // the first unit after the header
+    expect(first).toBe(arena); // unit 0: the header and records live in the region's slot 0
     for (let k = 1; k < 512; k++) expect(a.malloc(32)).toBe(first + 32 * k);
     expect(a.malloc(1)).toBe(first + 16 * KiB);
     a.check();
@@ -65,7 +65,7 @@ describe('slab lifecycle', () => {
     for (let k = 0; k < budget + 4; k++) blocks.push(a.malloc(16 * KiB)); // one-unit slabs of one block each
     a.malloc(16 * KiB); // the class's current slab
     const arena = heap.regions.arenaBase(blocks[0]!);
-    const freeUnits = () => (heap.space.refresh(), heap.space.i32[(arena >>> 2) + 2]!);
+    const freeUnits = () => (heap.space.refresh(), heap.space.i32[headerIndex(arena, a.arenaBytes) + 2]!);
     const before = freeUnits();
     for (const p of blocks) a.free(p);
     expect(a.emptySlabs.count).toBe(budget + 4); // all kept for now
@@ -133,12 +133,12 @@ describe('slab lifecycle', () => {
 });
 
 describe('arena geometry', () => {
-  it('an 8 MiB arena has 510 usable units, and the newest arena fills first', () => {
+  it('an 8 MiB arena has 512 usable units, and the newest arena fills first', () => {
     const heap = makeHeap(2 * GiB);
     expect(heap.regions.geometry.arenaBytes).toBe(8 * MiB);
     const a = heap.agent();
     const blocks: number[] = [];
-    for (let k = 0; k < 510; k++) blocks.push(a.malloc(16 * KiB));
+    for (let k = 0; k < 512; k++) blocks.push(a.malloc(16 * KiB));
     const first = heap.regions.arenaBase(blocks[0]!);
     expect(new Set(blocks.map((p) => heap.regions.arenaBase(p))).size).toBe(1);
     expect(a.ownArenas()).toEqual([first]);
@@ -153,37 +153,58 @@ describe('arena geometry', () => {
     a.check();
   });
 
-  it('a 2 MiB arena (small heaps) has 126 usable units', () => {
+  it('a 2 MiB arena (small heaps) has 128 usable units', () => {
     const heap = makeHeap(256 * MiB);
     const a = heap.agent();
     const blocks: number[] = [];
-    for (let k = 0; k < 127; k++) blocks.push(a.malloc(16 * KiB));
-    expect(new Set(blocks.slice(0, 126).map((p) => heap.regions.arenaBase(p))).size).toBe(1);
-    expect(heap.regions.arenaBase(blocks[126]!)).not.toBe(heap.regions.arenaBase(blocks[0]!));
+    for (let k = 0; k < 129; k++) blocks.push(a.malloc(16 * KiB));
+    expect(new Set(blocks.slice(0, 128).map((p) => heap.regions.arenaBase(p))).size).toBe(1);
+    expect(heap.regions.arenaBase(blocks[128]!)).not.toBe(heap.regions.arenaBase(blocks[0]!));
+  });
+
+  it('an arena whose objects span all its units holds whole 1 MiB and 2 MiB blocks (and its header is in slot 0)', () => {
+    const heap = makeHeap(256 * MiB);
+    const a = heap.agent();
+    const one = [a.malloc(MiB), a.malloc(MiB)];
+    expect(heap.regions.arenaBase(one[0]!)).toBe(heap.regions.arenaBase(one[1]!)); // two 64-unit blocks in one 2 MiB arena
+    const whole = a.allocLarge(2 * MiB);
+    const base = heap.regions.arenaBase(whole);
+    expect(whole).toBe(base);
+    expect(a.largeMax).toBe(2 * MiB);
+    // The metadata: 20 KiB into chunk `slot` (64 KiB each) of the region's slot 0, committed; none of the arena's own pages hold it.
+    const region = base - (base % (64 * MiB));
+    const meta = arenaMeta(base, 2 * MiB);
+    expect(META_OFFSET).toBe(20 * KiB);
+    expect(meta).toBe(region + ((base - region) / (2 * MiB)) * 64 * KiB + META_OFFSET);
+    expect(heap.space.isCommitted(meta, metaCommitBytes(2 * MiB))).toBe(true);
+    a.check();
+    a.free(whole);
+    for (const p of one) a.free(p);
+    a.check();
   });
 
   it('the longest-run bound falls when a span search fails and recovers on release', () => {
     const heap = makeHeap(2 * GiB);
     const a = heap.agent();
-    // Fill the arena with 16 KiB blocks, then free every other one: 255 free units, no two adjacent.
+    // Fill the arena with 16 KiB blocks, then free every other one: 256 free units, no two adjacent.
     const blocks: number[] = [];
-    for (let k = 0; k < 510; k++) blocks.push(a.malloc(16 * KiB));
+    for (let k = 0; k < 512; k++) blocks.push(a.malloc(16 * KiB));
     const arena = heap.regions.arenaBase(blocks[0]!);
-    for (let k = 0; k < 510; k += 2) a.free(blocks[k]!);
+    for (let k = 0; k < 512; k += 2) a.free(blocks[k]!);
     a.emptySlabs.releaseAll(a); // the last emptied slabs were kept for their class: release them too
-    const runBound = () => (heap.space.refresh(), heap.space.i32[(arena >>> 2) + 3]);
-    expect(runBound()).toBe(510); // an upper bound: no search has failed yet
+    const runBound = () => (heap.space.refresh(), heap.space.i32[headerIndex(arena, 8 * MiB) + 3]);
+    expect(runBound()).toBe(512); // an upper bound: no search has failed yet
     const big = a.malloc(64 * KiB); // needs 4 adjacent units: not in the first arena
     expect(heap.regions.arenaBase(big)).not.toBe(arena);
     a.free(big); // the 64 KiB class's current slab: reset in place, it keeps its 4 units
     // Fill the rest of the second arena so the next block can only go to the first one.
     const second = heap.regions.arenaBase(big);
     const filler: number[] = [];
-    for (let k = 0; k < 506; k++) filler.push(a.malloc(16 * KiB));
+    for (let k = 0; k < 508; k++) filler.push(a.malloc(16 * KiB));
     expect(filler.every((p) => heap.regions.arenaBase(p) === second)).toBe(true);
     expect(runBound()).toBe(1);
     a.check();
-    // Freeing block 1 joins units 2-4 into a run of 3; the bound must let a 32 KiB search back in,
+    // Freeing block 1 joins units 0-2 into a run of 3; the bound must let a 32 KiB search back in,
     // which takes the highest two units of that run.
     a.free(blocks[1]!);
     a.emptySlabs.releaseAll(a);
@@ -194,26 +215,26 @@ describe('arena geometry', () => {
     a.check();
   });
 
-  it('an emptied arena is kept until the delayed sweep, then as the one spare with only its header committed; a second is released', () => {
+  it('an emptied arena is kept until the delayed sweep, then as the one spare with only its metadata committed; a second is released', () => {
     const heap = makeHeap(2 * GiB, 3, 'native');
     const a = heap.agent();
     const blocks: number[] = [];
-    for (let k = 0; k < 1020; k++) blocks.push(a.malloc(16 * KiB)); // two full arenas
+    for (let k = 0; k < 1024; k++) blocks.push(a.malloc(16 * KiB)); // two full arenas
     const [first, second] = a.ownArenas();
     expect(a.ownArenas()).toHaveLength(2);
     a.malloc(16 * KiB); // the class's current block now sits in a third arena
     const committedFull = heap.space.committedBytes;
-    for (const p of blocks.slice(0, 510)) a.free(p);
+    for (const p of blocks.slice(0, 512)) a.free(p);
     a.emptySlabs.releaseAll(a); // the last emptied slabs were kept for their class: release them too
     // Not at once: an agent that empties an arena often carves the same units again right away.
     expect(heap.space.committedBytes).toBe(committedFull);
     expect(a.sweepDue(false)).toBe(0); // nothing has waited SWEEP_DELAY_MS yet
-    expect(a.sweepDue(true)).toBe(510); // the delay over (forced here): the spare keeps its header only
+    expect(a.sweepDue(true)).toBe(512); // the delay over (forced here): the spare keeps its metadata only
     expect(a.ownArenas().slice(0, 2)).toEqual([first, second]);
-    expect(heap.space.isCommitted(first!, HEADER_UNITS * UNIT)).toBe(true);
-    expect(heap.space.isCommitted(first! + HEADER_UNITS * UNIT, 8 * MiB - HEADER_UNITS * UNIT)).toBe(false);
-    expect(committedFull - heap.space.committedBytes).toBe(510 * UNIT);
-    for (const p of blocks.slice(510)) a.free(p);
+    expect(heap.space.isCommitted(arenaMeta(first!, 8 * MiB), metaCommitBytes(8 * MiB))).toBe(true);
+    for (let off = 0; off < 8 * MiB; off += UNIT) expect(heap.space.isCommitted(first! + off, 4096)).toBe(false);
+    expect(committedFull - heap.space.committedBytes).toBe(512 * UNIT);
+    for (const p of blocks.slice(512)) a.free(p);
     a.emptySlabs.releaseAll(a);
     expect(heap.regions.isCarved(second!)).toBe(true); // again not at once
     a.sweepDue(true);
@@ -221,6 +242,8 @@ describe('arena geometry', () => {
     expect(a.ownArenas()).toContain(first);
     expect(heap.regions.isCarved(second!)).toBe(false);
     expect(heap.space.isCommitted(second!, 4096)).toBe(false);
+    // Its metadata pages went back too: a released arena holds no committed page.
+    for (let off = 0; off < metaCommitBytes(8 * MiB); off += 4096) expect(heap.space.isCommitted(arenaMeta(second!, 8 * MiB) + off, 4096)).toBe(false);
     a.check();
   });
 });

@@ -67,7 +67,7 @@ describe('retention ledger', () => {
 describe('oversized mappings', () => {
   it('are sized to size + 16 KiB rounded up to 64 KiB, at 64 KiB, header 16 KiB before the payload', () => {
     const { tier, arena, space } = setup(64 * MiB);
-    expect(tier.reservationFor(arena.largeMax + 1)).toBe(8 * MiB); // 8160 KiB + 1 byte + 16 KiB, in 64 KiB granules
+    expect(tier.reservationFor(arena.largeMax + 1)).toBe(8 * MiB + 64 * 1024); // a whole 8 MiB arena + 1 byte + 16 KiB, in 64 KiB granules
     expect(tier.reservationFor(16 * MiB - MAPPING_HEADER_BYTES)).toBe(16 * MiB);
     expect(tier.reservationFor(16 * MiB - MAPPING_HEADER_BYTES + 1)).toBe(16 * MiB + 64 * 1024);
     expect(tier.reservationFor(1.5 * MiB)).toBe(1.5 * MiB + 64 * 1024);
@@ -248,7 +248,7 @@ describe('a same-size free and malloc', () => {
 
   it('parked blocks go back to the units before a new arena is carved, and the ledger bounds them', () => {
     const { arena, tier } = setup(6 * MiB);
-    const blocks = [0, 1, 2].map(() => arena.allocLarge(2 * MiB)); // 384 of an arena's 510 usable units
+    const blocks = [0, 1, 2].map(() => arena.allocLarge(2 * MiB)); // 384 of an arena's 512 units
     expect(arena.arenas.length).toBe(1);
     for (const p of blocks) arena.free(p);
     expect(tier.stats().parkedBlocks).toBe(3);
@@ -291,12 +291,12 @@ describe('a same-size free and malloc', () => {
 
   it('a freed mapping is taken back from the stash without a new reservation or a commit', () => {
     const { tier, space } = setup(16 * MiB);
-    const p = tier.mallocOversized(8 * MiB);
+    const p = tier.mallocOversized(9 * MiB); // above a whole arena
     const reserved = space.reservedBytes;
     tier.freeOversized(p);
-    expect(tier.mallocOversized(8 * MiB)).toBe(p);
+    expect(tier.mallocOversized(9 * MiB)).toBe(p);
     expect(space.reservedBytes).toBe(reserved);
-    expect(space.isCommitted(p, 8 * MiB)).toBe(true);
+    expect(space.isCommitted(p, 9 * MiB)).toBe(true);
     expect(tier.stats()).toMatchObject({ stashEntries: 0, ledgerBytes: 0 });
     tier.check();
   });

@@ -3,7 +3,8 @@
 //
 // For each maxBytes and geometry it carves arenas until the heap is out of memory (carving commits only a
 // region's header page, so this is fast and touches little memory), then reports: regions and arenas the
-// heap holds, arena bytes as a share of maxBytes, usable unit bytes (all but the 2 header units per arena),
+// heap holds, arena bytes as a share of maxBytes, usable unit bytes (every unit of every arena: the arena
+// layer keeps its headers in the regions' slot 0),
 // how many agents could each hold a current and a spare arena, and the cost of a carve + release when the
 // only free slot sits in the current region, and what a full walk of the list to the oldest region
 // adds to that, in nanoseconds.
@@ -52,7 +53,7 @@ function measure(maxBytes, geometry) {
   pair(true); // warm up
   const nearNs = pair(false); // the free slot is in the current region: no walk
   const walkNs = pair(true) - nearNs; // what walking the whole list adds
-  const unitsUsable = arenas.length * (geometry.unitsPerArena - 2) * geometry.unitBytes;
+  const unitsUsable = arenas.length * geometry.unitsPerArena * geometry.unitBytes;
   return {
     regions: list.length,
     arenas: arenas.length,

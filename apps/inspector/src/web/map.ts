@@ -1,6 +1,6 @@
 // The address-space map: one cell per arena unit, one block of rows per carved arena (in the snapshot's order,
 // side by side as the width allows), a strip on the left of each block in its owner's colour (split with the slot
-// that carved it when the arena was taken over), cells coloured by class or by owner; free, header, parked and
+// that carved it when the arena was taken over), cells coloured by class or by owner; free, parked and
 // quarantined units in their own colours. Hovering a cell describes its unit (and the slab or object it belongs to). What it drew last is kept
 // in `drawn`, counted cell by cell, so that a test can compare it with the snapshot.
 import {

@@ -10,7 +10,6 @@ export const STATE_COLOURS: Partial<Record<(typeof UNIT_STATE_NAMES)[number], st
   decommitted: '#1d232c',
   dirty: '#8a6a2f',
   retained: '#5a3f99',
-  header: '#5c6573',
   parked: '#7a4860',
   quarantined: '#ff2020',
 };
@@ -20,7 +19,6 @@ export const STATE_MEANINGS: Record<(typeof UNIT_STATE_NAMES)[number], string> =
   decommitted: 'free, pages given back',
   dirty: 'free, still committed (waiting for a sweep)',
   retained: 'free, kept committed for a large block',
-  header: "arena header and unit records",
   slab: 'slab with live objects',
   'empty slab': 'slab with no live object (dimmed)',
   large: 'live large object',

@@ -85,7 +85,11 @@ export function badInputCases(t: Suite, b: Backend): void {
   const byOther = heap.malloc(200);
   heap.malloc(200);
   other.free(byOther);
-  const headerPtr = heap.backend === 'pool_arena' ? ((live & ~(heap.largeMax > 4 * MiB ? 8 * MiB - 1 : 2 * MiB - 1)) >>> 0) + 64 : 64;
+  // On the arena: a word of the header of the arena holding `live`, in its region's slot 0 (20 KiB into chunk k
+  // of arenaBytes / 32 for the arena in slot k; the arena's largeMax is its whole size).
+  const arenaBytes = heap.largeMax > 4 * MiB ? 8 * MiB : 2 * MiB;
+  const region = (live & ~(32 * arenaBytes - 1)) >>> 0;
+  const headerPtr = heap.backend === 'pool_arena' ? region + Math.floor((live - region) / arenaBytes) * (arenaBytes / 32) + 20 * 1024 + 64 : 64;
 
   // [name, pointer, what free and realloc get, what usableSize gets]
   const freed = b.usableOfFreed;

@@ -12,7 +12,6 @@ const heap = attachHeap(handle);
 const ring = new Int32Array(ringBuffer); // [0] head, [1] tail, [2] producer done, then the slots
 const slots = ring.length - 3;
 const table = new Uint8Array(tableBuffer);
-const mask = heap.engine.arenaMask;
 
 if (role === 'producer') {
   let duplicates = 0;
@@ -23,7 +22,7 @@ if (role === 'producer') {
     const p = heap.malloc(size);
     if (Atomics.compareExchange(table, p >>> 5, 0, 1) !== 0) duplicates++;
     // The arena's owner slot is in its header's first word: a block of another owner came through the exchange.
-    if (heap.i32[((p & mask) >>> 0) >>> 2] >>> 8 !== heap.stats().ownerSlot) foreign++;
+    if (heap.engine.arenaOwnerOf(p) !== heap.stats().ownerSlot) foreign++;
     heap.i32[p >>> 2] = i;
     heap.i32[(p >>> 2) + 2] = size;
     while (head - Atomics.load(ring, 1) >= slots) Atomics.wait(ring, 1, Atomics.load(ring, 1), 1);
