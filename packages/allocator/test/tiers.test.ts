@@ -242,7 +242,7 @@ describe('oversized tier', () => {
   it('mappings of sizes that pack an arena badly, freed on another worker: found by the region map, into its stash', async () => {
     const heap = createHeap({ maxBytes: 2 * GiB });
     const w = startWorker('large-freer.mjs', { handle: heap.handle });
-    const sizes = [2 * MiB, MiB + 1, 3 * MiB, 9 * MiB + 12345];
+    const sizes = [5 * MiB, MiB + 1, 3 * MiB, 9 * MiB + 12345];
     for (const size of sizes) expect(heap.largeTier.inArena(size)).toBe(false);
     const reserved = heap.space.reservedBytes;
     const got: number[] = [];
