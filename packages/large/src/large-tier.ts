@@ -264,8 +264,8 @@ export class LargeTier implements SpanRetention {
   }
 
   /**
-   * Whether a block of `size` bytes (above 1 MiB) is served from arena units: it fits an arena ({@link
-   * ArenaHeap.largeMax}) and its span packs one well (whole blocks of it fill at least 15/16 of the usable
+   * Whether a block of `size` bytes (above 1 MiB) is served from arena units: it fits an arena (the arena's
+   * `largeMax`) and its span packs one well (whole blocks of it fill at least 15/16 of the usable
    * units). Every other size above 1 MiB gets an oversized mapping of its exact size.
    */
   inArena(size: number): boolean {
