@@ -384,7 +384,8 @@ const fillTag = (k: number) => (Math.imul(k + 1, 0x9e3779b1) ^ (me << 24)) | 0;
  * The fill (see `Fill`): mallocs blocks of the fill's size until the heap says `OUT_OF_MEMORY`, then asks again
  * for that size, a small, a large and an oversized one; every block must be a nonzero pointer whose usable
  * bytes lie inside the buffer and below 4 GiB, none may overlap another or a block this worker holds, each
- * keeps the tag written at its two ends, the heap checks clean, and every refusal is a HeapError
+ * keeps the tag written at its two ends, the heap checks clean (not on pool_global, whose check needs the other
+ * agents paused), and every refusal is a HeapError
  * `OUT_OF_MEMORY`. Then all of them are freed.
  */
 function doFill(): void {
@@ -434,7 +435,9 @@ function doFill(): void {
     const t = fillTag(k);
     if (view.getInt32(p, true) !== t || view.getInt32(p + sizes[k]! - 4, true) !== t) fault(`the fill's block ${k} at ${p} lost its tag: another block shares its bytes`);
   }
-  heap.check();
+  // The arena and the classic pool check this agent's own memory; the global pool's check walks the shared free
+  // lists, which other agents change while it reads (the main thread checks it with the workers paused).
+  if (config.backend !== 'pool_global') heap.check();
   for (let k = ptrs.length - 1; k >= 0; k--) heap.free(ptrs[k]!);
   Atomics.add(L, L_FILL_EPOCH, 1);
 }
