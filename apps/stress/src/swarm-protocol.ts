@@ -197,7 +197,8 @@ export function drawConfig(seed: number, scale = 1, only: DrawOptions = {}): Run
   let fill: Fill | null = null;
   const filler = [...Array(workers).keys()].map((i) => i + 1).find((w) => ![...detaches, ...kills, ...departures].some((x) => x.worker === w));
   if (!only.noFill && f < FILL_SHARE && filler !== undefined) {
-    heapBytes = FILL_HEAP_SIZES[Math.floor(fillHeap * FILL_HEAP_SIZES.length)]!;
+    // The classic pool keeps its 4 GiB (it never merges or returns large blocks, above).
+    if (backend !== 'pool_classic') heapBytes = FILL_HEAP_SIZES[Math.floor(fillHeap * FILL_HEAP_SIZES.length)]!;
     fill = { worker: filler, atOp: 1 + Math.floor(fillAt * ops * 0.8), size: FILL_SIZES[Math.floor(fillSize * FILL_SIZES.length)]! };
   }
   return { seed, workers, backend, profile: rung, heapBytes, mix, pattern, idleChance, reallocChance, detaches, kills, departures, ops, maxHeld, maxHeldBytes, liveBudgetKiB, fill };
