@@ -1,5 +1,5 @@
 // Capacity for big blocks on fresh heaps of the default backend, for the large tier's design note:
-//   node apps/bench/scripts/big-capacity.mjs [maxBytes in MiB, default 1024] [dist folder] [fill|single|realloc|all]
+//   node apps/bench/scripts/big-capacity.mjs [maxBytes in MiB, default 1024] [dist folder] [fill|single|realloc|all] [sizes in bytes, comma-separated]
 // fill: for each size, a fresh heap filled with live blocks of that size until OUT_OF_MEMORY; prints the share
 // of maxBytes live (count x size / maxBytes). single: the largest one malloc a fresh heap serves (binary search
 // to 64 KiB, a fresh heap per try). realloc: one block grown x1.5 a step from 64 KiB (nothing else live) until
@@ -14,7 +14,7 @@ const oom = (e) => e instanceof HeapError && e.code === 'OUT_OF_MEMORY';
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
 
 if (what === 'fill' || what === 'all') {
-  const sizes = [1 * MiB + 1, 1.25 * MiB, 1.5 * MiB, 2 * MiB, 2.5 * MiB + 4096, 3 * MiB, 4 * MiB, 5 * MiB + 12345, 6 * MiB, 8 * MiB, 12 * MiB, 13 * MiB + 777, 16 * MiB];
+  const sizes = process.argv[5] ? process.argv[5].split(',').map(Number) : [1 * MiB + 1, 1.25 * MiB, 1.5 * MiB, 2 * MiB, 2.5 * MiB + 4096, 3 * MiB, 4 * MiB, 5 * MiB + 12345, 6 * MiB, 8 * MiB, 12 * MiB, 13 * MiB + 777, 16 * MiB];
   const out = [];
   for (const size of sizes) {
     const heap = createHeap({ maxBytes });
