@@ -514,7 +514,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    * `Atomics.waitAsync` on a word of its area while attached, which goes with its thread, and a reap wakes it
    * (presence.ts); a thread that is busy or blocked still holds it. An agent woken by an earlier reap that has not
    * waited again yet (its event loop has not come round) is taken as alive for 2 s after that reap. It cannot tell:
-   * where the agent's host has no `Atomics.waitAsync` (it keeps no wait: it is reaped as asked), and for an agent
+   * where the agent's host has no `Atomics.waitAsync` or is a browser (it keeps no wait: it is reaped as asked), and for an agent
    * of this very thread (another heap object this thread opened and has not closed), which is the caller's to
    * judge: reaping it stands for its death, and that heap object must not be used again. An agent that marked
    * itself crashed is gone. `watch` and, in a browser, a lock let go reap without asking (the thread is gone).

@@ -6,8 +6,8 @@
  * agent's thread is there, busy or not (the wake is queued on its event loop; a thread blocked in a loop or in
  * `Atomics.wait` still holds its wait); one that wakes nobody says it is gone, unless an earlier ping woke the agent
  * and it has not yet answered by waiting again (its event loop has not come round): then it is taken as live for
- * {@link ANSWER_GRACE_MS} after that ping. Where the host has no `Atomics.waitAsync` the agent keeps no wait, and a
- * reaper cannot tell (see `reap`). Words: agent-layout.ts, PRESENCE_OFFSET.
+ * {@link ANSWER_GRACE_MS} after that ping. Where the host has no `Atomics.waitAsync`, or is a browser (below), the
+ * agent keeps no wait, and a reaper cannot tell (see `reap`). Words: agent-layout.ts, PRESENCE_OFFSET.
  */
 import { P_ANSWERS, P_ARMED, P_PINGED_AT, P_PINGS, P_WAIT, PRESENCE_OFFSET, type ArenaHeap } from '@paddock/arena';
 
@@ -19,9 +19,16 @@ function nowMs(): number {
   return Date.now() & 0x7fffffff;
 }
 
+/**
+ * `Atomics.waitAsync` where a thread's waits are known to go with it: Node's worker threads (checked on Node 20: after
+ * `await worker.terminate()` a notify wakes nobody). Not in a browser: in Chromium a reap right after a Web Worker's
+ * `terminate()` still found its wait answered, so a page keeps no presence wait and its reaps go as asked (a page
+ * learns that an agent is gone from its Web Lock, agent-locks.ts).
+ */
 function waitAsyncOf(): typeof Atomics.waitAsync | null {
   const waitAsync = (Atomics as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
-  return typeof waitAsync === 'function' ? waitAsync : null;
+  const node = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
+  return typeof waitAsync === 'function' && node ? waitAsync : null;
 }
 
 /** One agent's wait on its presence word, kept from attach to leave. */
