@@ -107,7 +107,9 @@ describe('a reap of a live agent', () => {
       }),
     );
     expect(reaps.filter((r) => r.ok)).toHaveLength(1);
-    expect(reaps.filter((r) => !r.ok).map((r) => r.code)).toEqual(['RangeError', 'RangeError']);
+    // The others find it reaped (RangeError), or, racing the winner's ping, a wait of the dead thread not yet torn
+    // down that answered: refused as alive, which never harms (a CI run on a loaded machine saw one of each).
+    for (const r of reaps.filter((x) => !x.ok)) expect(['RangeError', 'AGENT_ALIVE']).toContain(r.code);
     for (const { w } of workers.slice(1)) expect((await work(w)).kind).toBe('worked');
     heap.check();
   });
