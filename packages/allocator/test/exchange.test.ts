@@ -177,6 +177,26 @@ describe('a reaper finds a move to or from the exchange half done', () => {
     b.u32[(b.engine.agentArea >>> 2) + G_ROUTING] = batch[20]!;
   }, true);
 
+  it('a block named in the routing word whose free set off a flush, pushed before the agent died, goes home once', () => {
+    // b sends blocks of a home (a cache flush, or the exchange emptied): each is named in the routing word while it
+    // is freed. The 32nd one's free sets the chain off to a's inbox, and b dies after the push, before it lets go
+    // of the name (in the drain or the look that follow a push). The block waits in a's inbox, still held freed
+    // and on no free list: the reaper must not free it again.
+    const a = createArenaHeap({ maxBytes: 1 << 28 });
+    const b = attachArenaHeap(a.handle);
+    const blocks = Array.from({ length: 40 }, () => a.malloc(4096));
+    const routing = (b.engine.agentArea >>> 2) + G_ROUTING;
+    for (const p of blocks.slice(0, 32)) {
+      b.engine.validateFree(p, undefined); // as its free did before it cached the block
+      b.u32[routing] = p;
+      b.engine.freeValidated(p);
+    }
+    expect(b.stats().pendingChainObjects).toBe(0); // the 32nd free pushed the chain: it waits in a's inbox
+    expect(a.engine.registry.inboxHead(a.engine.slot)).toBe(blocks[31]);
+    a.reap(b.agentId);
+    nothingLive(a, blocks.slice(32));
+  });
+
   it('a slot held by a live agent is left alone', () => {
     const depth = DEPTH;
     const { a, b, blocks } = handOver(depth + 4, depth + 1);

@@ -22,7 +22,7 @@ import type { ResolvedProfile } from '@paddock/profile';
 import type { Regions } from '@paddock/region';
 import type { Registry } from '@paddock/registry';
 import { AGENT_LIST_WORD, agentAreas, createAgentArea, findAgentArea } from './agent-area.js';
-import { CACHE_STACKS_OFFSET, DRAIN_OFFSET, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH, G_OPENING_REGION } from './agent-layout.js';
+import { CACHE_STACKS_OFFSET, DRAIN_OFFSET, D_RUN, G_CACHE_COUNT, G_CACHE_DEPTH, G_OPENING_REGION, G_ROUTING } from './agent-layout.js';
 import { pushCached } from './cache-stack.js';
 import { check, stats, type ArenaStats } from './check.js';
 import { TO_CACHE, drain } from './drain.js';
@@ -349,6 +349,10 @@ export class ArenaHeap {
     const live = i32[ri + R_LIVE]! - 1;
     i32[ri + R_LIVE] = live;
     if ((info & FLAG_CURRENT) !== 0 && live !== 0) return;
+    // What a slab free sets off may release the slab and its arena, which another agent may then carve and hand
+    // out: a block named in the routing word (on this free list from here) is let go of first, so that a reaper
+    // never frees what may by then be another agent's block.
+    u32[(this.agentArea >>> 2) + G_ROUTING] = 0;
     slabFreed(this, p, ri, info, live);
   }
 

@@ -8,7 +8,7 @@
  * "Agents that leave"). The batch and its flush live together here, like snmalloc's remote deallocation cache.
  */
 import { GRANULE, HeapError, type AddressSpace } from '@paddock/platform';
-import { FLUSH_HEAD_OFFSET, G_FLUSH_COUNT, G_FLUSH_OWNER, G_FLUSH_PHASE, G_MAP_ADDR, G_MAP_CAP, INLINE_MAP_OFFSET, INLINE_MAP_OWNERS } from './agent-layout.js';
+import { FLUSH_HEAD_OFFSET, G_FLUSH_COUNT, G_FLUSH_OWNER, G_FLUSH_PHASE, G_MAP_ADDR, G_ROUTING, G_MAP_CAP, INLINE_MAP_OFFSET, INLINE_MAP_OWNERS } from './agent-layout.js';
 import type { ArenaHeap } from './arena-heap.js';
 import { drain } from './drain.js';
 import { B_LENGTH, B_NEXT, FREED_MARK } from './layout.js';
@@ -161,7 +161,12 @@ export class RemoteChains {
     u32[(head >>> 2) + B_LENGTH] = n;
     // Named in the agent area until it is pushed, so a reaper sends it home if this agent dies before the push
     // (the push and the phase reset follow each other with no point between where an agent can be stopped).
+    // A block named in the routing word (a cache flush or the exchange sending it home) is on this chain now, and
+    // the flush names it from here: the routing word lets go of it first, or a reaper of an agent stopped after the
+    // push (in the drain or the look below) would find it there, still held freed and on no free list, and free it
+    // a second time while it waits in the owner's inbox.
     const aw = h.agentArea >>> 2;
+    u32[aw + G_ROUTING] = 0;
     u32[(h.agentArea + FLUSH_HEAD_OFFSET) >>> 2] = head;
     h.i32[aw + G_FLUSH_COUNT] = n;
     h.i32[aw + G_FLUSH_OWNER] = owner;
