@@ -15,4 +15,5 @@
  * stashed mapping when its reservation size differs and evicting it lets the free fit. A purge returns
  * everything and leaves the ledger at 0. See docs/design/large.md.
  */
-export { LargeTier, MAPPING_HEADER_BYTES, PARK_CAPACITY, mappingPictures, type LargeStats, type MappingPicture } from './large-tier.js';
+export { LargeTier, PARK_CAPACITY, type LargeStats } from './large-tier.js';
+export { MAPPING_HEADER_BYTES, mappingPictures, type MappingPicture } from './mapping.js';

@@ -3,13 +3,8 @@
  * (found again by span), and the stash of freed oversized mappings (kept in the agent area, found again by
  * reservation size).
  *
- * An oversized mapping is a range of its own of exactly `size + 16 KiB` rounded up to 64 KiB (the address space's
- * granule), at 64 KiB alignment, outside every region. Its header is in its first page and the payload starts
- * 16 KiB in, so a free finds the header at `p - 16 KiB` once the heap's region map says `p` is in no region.
- * Header Int32 words: 0 kind (2, no owner), 1 magic 'PMAP', 2 reservation in KiB, 3 payload bytes, 4 state
- * (1 live, 2 stashed; changed by CAS, so two agents freeing one mapping cannot both win), 5 the mapping's own
- * base address (a header found at `p - 16 KiB` must name itself), 6 the agent id that allocated it (a reap with
- * `releaseLive` releases a dead agent's live mappings).
+ * An oversized mapping is a range of its own, outside every region, with its header in its first page and its
+ * payload 16 KiB in: mapping.ts lays it out and holds what any agent reads of it.
  */
 import {
   G_STASH_COUNT,
@@ -30,26 +25,30 @@ import {
   type SpanRetention,
 } from '@paddock/arena';
 import { GRANULE, HeapError, PAGE_SIZE, describeValue, formatAddress, formatBytes, type AddressSpace } from '@paddock/platform';
+import {
+  LIVE,
+  MAPPING_HEADER_BYTES,
+  M_AGENT,
+  M_BYTES,
+  M_KIND,
+  M_MAGIC,
+  M_RESERVED_KIB,
+  M_SELF,
+  M_STATE,
+  STASHED,
+  checkStash,
+  locateMapping,
+  pickStashed,
+  committedBytes,
+  readStash,
+  reapStash,
+  releaseLiveOf,
+  releaseMapping,
+  setPayload,
+  spanTable,
+  writeMappingHeader,
+} from './mapping.js';
 
-/** The payload of an oversized mapping starts this far into it (so payloads stay 16 KiB aligned). */
-export const MAPPING_HEADER_BYTES = 16 * 1024;
-const M_KIND = 0;
-const M_MAGIC = 1;
-const M_RESERVED_KIB = 2;
-const M_BYTES = 3;
-const M_STATE = 4;
-const M_SELF = 5;
-const M_AGENT = 6;
-const LIVE = 1;
-const STASHED = 2;
-/**
- * A large span is served from arena units only when the arena holds whole blocks of it in at least this share of
- * its usable units (in sixteenths: 15/16); a span that packs worse (a 1.5 MiB block is 96 units: one per 126-unit
- * arena, 76%) is served as an oversized mapping of its exact size instead.
- */
-const PACK_SIXTEENTHS = 15;
-/** A stashed mapping serves a malloc that needs at least half its reservation. */
-const STASH_REUSE_FACTOR = 2;
 /** A realloc that shrinks a mapping gives its tail granules back when they are at least this share (1/4) of its reservation. */
 const SHRINK_RELEASE_SHIFT = 2;
 /** At most this many freed large blocks stay parked (their units also count against the budget). */
@@ -70,67 +69,6 @@ export interface LargeStats {
   uncutBytes: number;
   /** Oversized mappings this agent handed out and has not seen freed. */
   mappingsAllocated: number;
-}
-
-/** One stashed mapping, as a reaper reads it: words [base, reservation in KiB, committed bytes] in the agent area. */
-interface StashEntry {
-  base: number;
-  reservation: number;
-  committed: number;
-}
-
-/** Reads the stash kept in the agent area at `area` (oldest first). */
-function readStash(space: AddressSpace, area: number): StashEntry[] {
-  const u32 = space.u32;
-  const n = Math.min(STASH_CAPACITY, u32[(area >>> 2) + G_STASH_COUNT]!);
-  const out: StashEntry[] = [];
-  for (let i = 0; i < n; i++) {
-    const w = ((area + STASH_OFFSET) >>> 2) + 3 * i;
-    out.push({ base: u32[w]!, reservation: u32[w + 1]! * 1024, committed: u32[w + 2]! });
-  }
-  return out;
-}
-
-/** An oversized mapping as a heap snapshot shows it. */
-export interface MappingPicture {
-  base: number;
-  /** Bytes reserved for it (64 KiB granules: its payload plus 16 KiB, rounded up, or more after a stash reuse). */
-  reservation: number;
-  /** Bytes of its payload (what was asked for, rounded to pages). */
-  payloadBytes: number;
-  /** `live`: handed out; `stashed`: freed and kept in an agent's stash for reuse. */
-  state: 'live' | 'stashed';
-}
-
-/**
- * Every oversized mapping in the heap, found by its header: each 64 KiB-aligned address outside the regions (whose
- * bases and size are given) that is reserved, has its header page committed and carries a mapping header naming
- * itself; the walk steps over each mapping found, so its payload is never read as a header. Any agent may call it;
- * nothing is written. A mapping being created, resized or released at that moment may be missed.
- */
-export function mappingPictures(space: AddressSpace, regions: readonly number[], regionBytes: number): MappingPicture[] {
-  const out: MappingPicture[] = [];
-  space.refresh();
-  const end = Math.min(space.u8.length, space.maxBytes);
-  const sorted = [...regions].sort((a, b) => a - b);
-  let next = 0; // the first region at or above `base`
-  for (let base = GRANULE; base + PAGE_SIZE <= end; base += GRANULE) {
-    while (next < sorted.length && sorted[next]! + regionBytes <= base) next++;
-    if (next < sorted.length && base >= sorted[next]!) {
-      base = sorted[next]! + regionBytes - GRANULE; // past the region
-      continue;
-    }
-    if (!space.holdsPage(base)) continue;
-    const w = base >>> 2;
-    const i32 = space.i32;
-    if (i32[w + M_MAGIC] !== MAPPING_MAGIC || i32[w + M_KIND] !== KIND_MAPPING || space.u32[w + M_SELF] !== base) continue;
-    const reservation = space.u32[w + M_RESERVED_KIB]! * 1024;
-    const state = Atomics.load(i32, w + M_STATE);
-    if (reservation < GRANULE || reservation % GRANULE !== 0 || (state !== LIVE && state !== STASHED)) continue;
-    out.push({ base, reservation, payloadBytes: space.u32[w + M_BYTES]!, state: state === LIVE ? 'live' : 'stashed' });
-    base += reservation - GRANULE;
-  }
-  return out;
 }
 
 export class LargeTier implements SpanRetention {
@@ -295,19 +233,7 @@ export class LargeTier implements SpanRetention {
     if (this.stashCount !== 0) {
       const u32 = this.space.u32;
       const at = this.stashAt;
-      let best = -1;
-      let bestKib = 0;
-      for (let i = this.stashCount - 1; i >= 0; i--) {
-        const k = u32[at + 3 * i + 1]!;
-        if (k === kib) {
-          best = i;
-          break;
-        }
-        if (k > kib && k <= STASH_REUSE_FACTOR * kib && (best < 0 || k < bestKib)) {
-          best = i;
-          bestKib = k;
-        }
-      }
+      const best = pickStashed(u32, at, this.stashCount, kib);
       if (best >= 0) {
         const base = u32[at + 3 * best]!;
         // Off the stash and not yet live: a reaper of this agent releases it (plain stores: only a reaper, once this
@@ -316,7 +242,7 @@ export class LargeTier implements SpanRetention {
         this.unlistStashed(best);
         if (base === this.cutBase) this.cutBase = 0; // taken back before its cut: nothing to decommit
         else if (this.cutBase !== 0) this.cutPending();
-        if (u32[(base >>> 2) + M_BYTES] !== size) this.setPayload(base, size);
+        if (u32[(base >>> 2) + M_BYTES] !== size) setPayload(this.space, base, size);
         // Plain stores: the pointer reaches another agent (whose free's CAS must see it live) only through
         // something that orders it after this.
         this.space.i32[(base >>> 2) + M_AGENT] = this.space.agentId;
@@ -331,14 +257,10 @@ export class LargeTier implements SpanRetention {
     this.space.u32[this.progressAt + MP_KIB] = kib;
     Atomics.store(this.space.u32, this.progressAt + MP_BASE, base | MP_MAKING); // until its header is whole: a reaper releases it
     this.space.commit(base, PAGE_SIZE);
+    writeMappingHeader(this.space, base, kib);
     const i32 = this.space.i32;
     const hw = base >>> 2;
-    i32[hw + M_KIND] = KIND_MAPPING;
-    i32[hw + M_RESERVED_KIB] = kib;
-    i32[hw + M_BYTES] = 0;
-    i32[hw + M_SELF] = base | 0;
-    i32[hw + M_AGENT] = this.space.agentId;
-    this.setPayload(base, size);
+    setPayload(this.space, base, size);
     Atomics.store(i32, hw + M_STATE, LIVE);
     Atomics.store(i32, hw + M_MAGIC, MAPPING_MAGIC);
     this.space.u32[this.progressAt + MP_BASE] = 0;
@@ -367,7 +289,7 @@ export class LargeTier implements SpanRetention {
    * @throws HeapError BAD_POINTER / DOUBLE_FREE / WRONG_SIZE before anything changes.
    */
   freeOversized(p: number, size?: number): void {
-    const base = this.locateMapping(p, 'free');
+    const base = locateMapping(this, this.space, p, 'free');
     const i32 = this.space.i32;
     const hw = base >>> 2;
     const reservation = i32[hw + M_RESERVED_KIB]! * 1024;
@@ -391,7 +313,7 @@ export class LargeTier implements SpanRetention {
       const oldReservation = u32[at + 1]! * 1024;
       if (oldReservation !== reservation && this.ledger - u32[at + 2]! + committed <= this.budgetBytes) {
         this.unlistStashed(0);
-        this.releaseMapping(oldBase, oldReservation);
+        releaseMapping(this.space, oldBase, oldReservation);
       }
     }
     const room = this.budgetBytes - this.ledger;
@@ -414,7 +336,7 @@ export class LargeTier implements SpanRetention {
       this.stashBytes += committed;
       this.ledger += committed;
     } else {
-      this.releaseMapping(base, reservation);
+      releaseMapping(this.space, base, reservation);
     }
     this.space.u32[progress + MP_BASE] = 0;
   }
@@ -423,7 +345,7 @@ export class LargeTier implements SpanRetention {
   private cutPending(): void {
     const base = this.cutBase;
     this.cutBase = 0;
-    this.setPayload(base, this.cutPayload);
+    setPayload(this.space, base, this.cutPayload);
   }
 
   /** Takes stash entry `i` off the stash (in the agent area) and its committed bytes off the ledger. */
@@ -440,7 +362,7 @@ export class LargeTier implements SpanRetention {
 
   /** Payload bytes of the oversized object at `p`. */
   usableSize(p: number): number {
-    const base = this.locateMapping(p, 'usableSize'); // first: it may grow the views
+    const base = locateMapping(this, this.space, p, 'usableSize'); // first: it may grow the views
     return this.space.u32[(base >>> 2) + M_BYTES]!;
   }
 
@@ -452,7 +374,7 @@ export class LargeTier implements SpanRetention {
    * caller moves the block.
    */
   resizeInPlace(p: number, size: number): boolean {
-    const base = this.locateMapping(p, 'realloc');
+    const base = locateMapping(this, this.space, p, 'realloc');
     if ((size >>> 0) !== size || size <= MAX_CLASS_SIZE) return false;
     const u32 = this.space.u32;
     const hw = base >>> 2;
@@ -461,13 +383,13 @@ export class LargeTier implements SpanRetention {
     if (need > have) {
       if (!this.space.extend(base, have, need)) return false;
       u32[hw + M_RESERVED_KIB] = need / 1024;
-      this.setPayload(base, size);
+      setPayload(this.space, base, size);
     } else if (have - need >= have >>> SHRINK_RELEASE_SHIFT) {
-      this.setPayload(base, size);
+      setPayload(this.space, base, size);
       u32[hw + M_RESERVED_KIB] = need / 1024;
       this.space.release(base + need, have - need);
     } else {
-      this.setPayload(base, size);
+      setPayload(this.space, base, size);
     }
     return true;
   }
@@ -520,82 +442,19 @@ export class LargeTier implements SpanRetention {
       const reservation = u32[at + 1]! * 1024;
       bytes += u32[at + 2]!;
       this.unlistStashed(0);
-      this.releaseMapping(base, reservation);
+      releaseMapping(this.space, base, reservation);
     }
     return bytes;
   }
 
-  /**
-   * Releases every mapping stashed by the dead agent whose area is at `area` (its ledger died with it).
-   * A mapping whose header is not a stashed mapping is left alone (counted as skipped).
-   */
+  /** Releases the dead agent's stashed mappings and the one it was making or freeing (see mapping.ts). */
   reapStash(area: number): { released: number; skipped: number } {
-    let released = 0;
-    let skipped = 0;
-    const stash = readStash(this.space, area);
-    // A mapping the dead agent was making (reserved, header not whole: nobody else can have it) or freeing (taken
-    // from live, then neither stashed nor released: nobody else will free it).
-    const pw = (area + MAPPING_OFFSET) >>> 2;
-    const u32 = this.space.u32;
-    const word = Atomics.load(u32, pw + MP_BASE);
-    if (word !== 0) {
-      const pBase = (word & ~(GRANULE - 1)) >>> 0;
-      const what = word & (GRANULE - 1);
-      const size = u32[pw + MP_KIB]! * 1024;
-      const hw = pBase >>> 2;
-      if (what === MP_MAKING && size > 0 && pBase % GRANULE === 0 && pBase + size <= this.space.maxBytes && this.space.isReserved(pBase, size)) {
-        if (this.space.covers(pBase + PAGE_SIZE) && this.space.isCommitted(pBase, PAGE_SIZE) && this.space.i32[hw + M_MAGIC] === MAPPING_MAGIC) {
-          skipped++; // its header was whole: a live mapping (a reap with releaseLive finds it by its owner word)
-        } else {
-          if (this.space.isCommitted(pBase, PAGE_SIZE) && this.space.covers(pBase + PAGE_SIZE)) {
-            this.space.i32[hw + M_MAGIC] = 0;
-            this.space.i32[hw + M_SELF] = 0;
-          }
-          this.space.release(pBase, size);
-          released++;
-        }
-      } else if (
-        what === MP_MOVING && this.isMapping(pBase + MAPPING_HEADER_BYTES) && !stash.some((e) => e.base === pBase) &&
-        Atomics.compareExchange(this.space.i32, hw + M_STATE, STASHED, 0) === STASHED
-      ) {
-        this.releaseMapping(pBase, this.space.u32[hw + M_RESERVED_KIB]! * 1024);
-        released++;
-      }
-      Atomics.store(u32, pw + MP_BASE, 0);
-    }
-    for (const e of stash) {
-      const hw = e.base >>> 2;
-      if (
-        !this.isMapping(e.base + MAPPING_HEADER_BYTES) || this.space.i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation ||
-        Atomics.compareExchange(this.space.i32, hw + M_STATE, STASHED, 0) !== STASHED
-      ) {
-        skipped++;
-        continue;
-      }
-      this.releaseMapping(e.base, e.reservation);
-      released++;
-    }
-    Atomics.store(this.space.u32, (area >>> 2) + G_STASH_COUNT, 0);
-    return { released, skipped };
+    return reapStash(this, this.space, area);
   }
 
-  /**
-   * Releases every live mapping that the agent `agentId` allocated (for a reap with `releaseLive`: that agent is
-   * dead and shared nothing still in use). Each is found by a walk of the address space outside the regions, taken
-   * from live with the free's CAS (so a racing free of it by another agent loses with DOUBLE_FREE) and released.
-   * Returns how many.
-   */
+  /** Releases every live mapping that agent `agentId` allocated (a reap with `releaseLive`; see mapping.ts). */
   releaseLiveOf(agentId: number): number {
-    let n = 0;
-    const regions = this.arena.regions.regionList();
-    for (const m of mappingPictures(this.space, regions, this.arena.regions.geometry.regionBytes)) {
-      const hw = m.base >>> 2;
-      if (m.state !== 'live' || this.space.i32[hw + M_AGENT] !== agentId) continue;
-      if (Atomics.compareExchange(this.space.i32, hw + M_STATE, LIVE, 0) !== LIVE) continue;
-      this.releaseMapping(m.base, m.reservation);
-      n++;
-    }
-    return n;
+    return releaseLiveOf(this.space, this.arena.regions.regionList(), this.arena.regions.geometry.regionBytes, agentId);
   }
 
   stats(): LargeStats {
@@ -629,20 +488,7 @@ export class LargeTier implements SpanRetention {
     let parkedBytes = 0;
     for (let i = 0; i < this.parkedCount; i++) parkedBytes += this.parkedSpan[i]! * UNIT;
     if (parkedBytes !== this.parkedBytes) throw new HeapError('CORRUPTION', `parked blocks hold ${parkedBytes} bytes, counted ${this.parkedBytes}`);
-    let stashBytes = 0;
-    const i32 = this.space.i32;
-    const stash = readStash(this.space, this.arena.agentArea);
-    if (stash.length !== this.stashCount) throw new HeapError('CORRUPTION', `stash holds ${stash.length} mappings, counted ${this.stashCount}`);
-    if (this.cutBase !== 0 && !stash.some((e) => e.base === this.cutBase)) {
-      throw new HeapError('CORRUPTION', `the mapping at ${formatAddress(this.cutBase)} waits for its cut but is not stashed`, this.cutBase);
-    }
-    for (const e of stash) {
-      const hw = e.base >>> 2;
-      if (!this.isMapping(e.base + MAPPING_HEADER_BYTES) || i32[hw + M_STATE] !== STASHED || i32[hw + M_RESERVED_KIB]! * 1024 !== e.reservation) {
-        throw new HeapError('CORRUPTION', `stashed mapping at ${formatAddress(e.base)} has a bad header`, e.base);
-      }
-      stashBytes += e.committed;
-    }
+    const stashBytes = checkStash(this, this.space, this.arena.agentArea, this.stashCount, this.cutBase);
     if (stashBytes !== this.stashBytes || this.ledger !== this.retained + parkedBytes + stashBytes || this.ledger < 0 || this.ledger > this.budgetBytes) {
       throw new HeapError(
         'CORRUPTION',
@@ -650,60 +496,4 @@ export class LargeTier implements SpanRetention {
       );
     }
   }
-
-  // ---- internals ---------------------------------------------------------------------------------
-
-  private locateMapping(p: number, what: string): number {
-    if (typeof p !== 'number' || (p >>> 0) !== p) throw new HeapError('BAD_POINTER', `${what}: ${String(p)} is not a pointer`);
-    const base = p - MAPPING_HEADER_BYTES;
-    if (!this.isMapping(p)) {
-      throw new HeapError('BAD_POINTER', `${what}: ${formatAddress(p)} is not the start of an oversized block`, p);
-    }
-    const state = Atomics.load(this.space.i32, (base >>> 2) + M_STATE);
-    if (state !== LIVE) throw new HeapError('DOUBLE_FREE', `${what}: the oversized block at ${formatAddress(p)} has been freed`, p);
-    return base;
-  }
-
-  /** Sets a mapping's payload to `size` bytes: commits what it now needs, decommits what it no longer does. */
-  private setPayload(base: number, size: number): void {
-    const space = this.space;
-    const old = space.u32[(base >>> 2) + M_BYTES]!;
-    const start = base + MAPPING_HEADER_BYTES;
-    const need = roundPage(size);
-    const had = roundPage(old);
-    if (need > had) space.commit(start + had, need - had);
-    else if (need < had) space.decommit(start + need, had - need);
-    space.u32[(base >>> 2) + M_BYTES] = size;
-  }
-
-
-  private releaseMapping(base: number, reservation: number): void {
-    const i32 = this.space.i32;
-    Atomics.store(i32, (base >>> 2) + M_MAGIC, 0);
-    i32[(base >>> 2) + M_KIND] = 0;
-    i32[(base >>> 2) + M_SELF] = 0;
-    i32[(base >>> 2) + M_AGENT] = 0;
-    this.space.release(base, reservation);
-  }
-}
-
-function roundPage(n: number): number {
-  return n <= 0xfffff000 ? ((n + 0xfff) >>> 12) * 0x1000 : Math.ceil(n / PAGE_SIZE) * PAGE_SIZE; // integer arithmetic below 4 GiB
-}
-
-/** Committed bytes of a mapping holding `bytes`: its header page plus the payload's pages. */
-function committedBytes(bytes: number): number {
-  return PAGE_SIZE + roundPage(bytes);
-}
-
-/**
- * Per span of large units (index 0 to `usableUnits`): 1 when whole blocks of that span fill at least 15/16 of an
- * arena's usable units, so that blocks of it are served there; 0 when the span packs worse.
- */
-function spanTable(usableUnits: number): Uint8Array {
-  const t = new Uint8Array(usableUnits + 1);
-  for (let span = 1; span <= usableUnits; span++) {
-    if (16 * Math.floor(usableUnits / span) * span >= PACK_SIXTEENTHS * usableUnits) t[span] = 1;
-  }
-  return t;
 }
