@@ -29,4 +29,5 @@ export {
   chooseGeometry,
   type Geometry,
 } from './geometry.js';
-export { HEAP_HEADER_BYTES, REGIONS_ROOT, REGION_HEADER_BYTES, REGION_MAP_ENTRIES, Regions, USER_WORDS, type RegionsOptions } from './regions.js';
+export { HEAP_HEADER_BYTES, REGIONS_ROOT, REGION_HEADER_BYTES, REGION_MAP_ENTRIES, USER_WORDS } from './header-layout.js';
+export { Regions, type RegionsOptions } from './regions.js';

@@ -22,26 +22,11 @@
  * later carver gets the same addresses with no resident pages. See docs/design/region.md.
  */
 import { GRANULE, HeapError, PAGE_SIZE, agentCanBlock, checkAddressSpace, claimFirstClearBit, clearBitRangeAtomic, describeValue, formatAddress, formatBytes, now, type AddressSpace } from '@paddock/platform';
+import { HEAP_HEADER_BYTES, HEAP_MAGIC, H_ARENA_BYTES, H_LIST_HEAD, H_MAGIC, H_OPENING, H_REGION_BYTES, H_REGION_COUNT, H_REGION_MAP, H_SPACE_GRANULES, H_UNITS_PER_ARENA, H_UNIT_BYTES, H_USER, H_VERSION, REGIONS_ROOT, REGION_HEADER_BYTES, REGION_MAGIC, R_BITMAP, R_MAGIC, R_NEXT, R_REGION_BYTES, USER_WORDS, VERSION } from './header-layout.js';
 import { SLOTS_PER_REGION, USABLE_SLOTS_PER_REGION, checkGeometry, chooseGeometry, type Geometry } from './geometry.js';
 
-const HEAP_MAGIC = 0x48524450; // 'PDRH'
 /** The end of the largest space, 4 GiB: no arena may end there (see `heldOutBit`). */
 const TOP = 2 ** 32;
-const REGION_MAGIC = 0x47524450; // 'PDRG'
-const VERSION = 2;
-
-// Heap header words.
-const H_MAGIC = 0;
-const H_VERSION = 1;
-const H_REGION_BYTES = 2;
-const H_ARENA_BYTES = 3;
-const H_UNIT_BYTES = 4;
-const H_UNITS_PER_ARENA = 5;
-const H_SPACE_GRANULES = 6;
-const H_LIST_HEAD = 7;
-const H_REGION_COUNT = 8;
-/** Regions being opened right now (reserved, not yet on the list), by any agent. */
-const H_OPENING = 9;
 /**
  * How long the last carve keeps looking while other agents are still opening regions, before it says out of
  * memory (ms). Opening takes microseconds, but an opener descheduled between its reserve and its push (a loaded
@@ -54,30 +39,6 @@ function pause(): Int32Array {
   pauseWord ??= new Int32Array(new SharedArrayBuffer(4));
   return pauseWord;
 }
-const H_USER = 32;
-/** User words an upper layer may keep in the heap header. */
-export const USER_WORDS = 32;
-/** First word of the region map: one Int32 per region-sized range of the space (see {@link Regions.regionMapIndex}). */
-const H_REGION_MAP = H_USER + USER_WORDS;
-/**
- * Entries of the region map: 4 GiB over the smallest region (32 MiB, 1 MiB arenas). Every entry is in the header's
- * committed first page, so `map + (p >>> regionShift)` is readable for every uint32 `p`.
- */
-export const REGION_MAP_ENTRIES = 128;
-/** Bytes of the heap header in use (the rest of its page is zero). */
-export const HEAP_HEADER_BYTES = (H_REGION_MAP + REGION_MAP_ENTRIES) * 4;
-
-// Region header words.
-const R_MAGIC = 0;
-const R_BITMAP = 1;
-const R_NEXT = 2;
-const R_REGION_BYTES = 3;
-/** Bytes of the region header in use; its first page is committed. */
-export const REGION_HEADER_BYTES = 16;
-
-/** Root word of the address space that holds the heap header's address. */
-export const REGIONS_ROOT = 0;
-
 /** Options for {@link Regions.create}. */
 export interface RegionsOptions {
   /** Overrides {@link chooseGeometry}: one of the two standard geometries, or a consistent test geometry. */
