@@ -83,11 +83,6 @@ export class AddressSpace {
   private readonly reserveBitmap: number;
   /** Header word of the commit bitmap (one bit per page). */
   private readonly commitBitmap: number;
-  /**
-   * {@link commitBitmap} as an integer word index, for {@link holdsPage}'s plain reads: the bitmap's word index is
-   * fractional when maxBytes is not a multiple of 2 MiB, and Atomics (what the other bitmap reads use) truncate it.
-   */
-  private readonly commitWord: number;
   private readonly native: NativePageReturn | null;
 
   /** @internal use {@link createAddressSpace} or {@link openAddressSpace}. */
@@ -100,9 +95,8 @@ export class AddressSpace {
     this.granules = maxBytes / GRANULE;
     this.reserveBitmap = RESERVE_BITMAP;
     this.commitBitmap = commitBitmapAt(maxBytes);
-    this.commitWord = Math.floor(this.commitBitmap);
     this.reserveBitsIndex = base / 4 + this.reserveBitmap;
-    this.commitBitsIndex = base / 4 + this.commitWord;
+    this.commitBitsIndex = base / 4 + this.commitBitmap;
     this.headerBytes = hdr[H_HEADER_BYTES]!;
     this.native = choosePageReturn(pageReturn);
     this.pageReturn = this.native ? 'native' : 'none';
@@ -309,7 +303,7 @@ export class AddressSpace {
     const g = addr >>> GRANULE_SHIFT;
     const p = addr >>> PAGE_SHIFT;
     const hdr = this.hdr;
-    return (hdr[this.reserveBitmap + (g >>> 5)]! & (1 << (g & 31))) !== 0 && (hdr[this.commitWord + (p >>> 5)]! & (1 << (p & 31))) !== 0;
+    return (hdr[this.reserveBitmap + (g >>> 5)]! & (1 << (g & 31))) !== 0 && (hdr[this.commitBitmap + (p >>> 5)]! & (1 << (p & 31))) !== 0;
   }
 
   /** Whether every granule touching [addr, addr + size) is reserved. */

@@ -43,9 +43,13 @@ const FIXED_WORDS = 64;
 
 const BACKING_CODES: Record<BackingKind, number> = { growable: 1, wasm: 2, fixed: 3 };
 
-/** First word of the commit bitmap, which follows the reservation bitmap. */
+/**
+ * First word of the commit bitmap, which follows the reservation bitmap on a word of its own: when maxBytes is not
+ * a multiple of 2 MiB (32 granules), the reservation bitmap's last word is only partly used, and the commit bitmap
+ * starts after it (it once started at a fractional word, which the bitmaps' reads truncated onto that last word).
+ */
 export function commitBitmapAt(maxBytes: number): number {
-  return RESERVE_BITMAP + maxBytes / GRANULE / 32;
+  return RESERVE_BITMAP + Math.ceil(maxBytes / GRANULE / 32);
 }
 
 /** Header bytes for a space of `maxBytes`: fixed words plus both bitmaps, rounded up to a granule. */
