@@ -15,6 +15,9 @@ import { watchThenWait } from './wait-watch.js';
 import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
 import type { HeapStats } from './stats.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type BackgroundErrorHandler, type BackgroundWork, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
+import { threadExited, threadWatched, unwatchThreadWorkers, watchThreadWorkers } from './worker-watch.js';
+
+export { watchedThreadAlive } from './worker-watch.js';
 
 /** The error every use of a heap object gets once its agent has left the heap. */
 export function closedError(): HeapError {
@@ -41,6 +44,7 @@ export function callocBytes(count: number, size: number, maxBytes: number): numb
 /** Applies what of `options` belongs to the heap object (its `onError`, checked already); returns `heap`. */
 export function withOptions<H extends HeapBase>(heap: H, options: AttachOptions): H {
   if (options.onError !== undefined) heap.onError = options.onError;
+  if (options.watchWorkers !== false) heap.watchThreadWorkers();
   return heap;
 }
 
@@ -55,16 +59,6 @@ function isShared(buffer: ArrayBufferLike): boolean {
  */
 const exitHooks = new WeakMap<object, () => void>();
 const watchedWorkers = new WeakMap<object, WeakSet<object>>();
-/**
- * Thread keys (see the platform's `threadKey`) of the workers a heap object of this thread watches and whose exit
- * it has not seen: their agents are alive, whatever else says (see `reap`).
- */
-const watchedLiveThreads = new Set<number>();
-
-/** Whether `thread` is the key of a worker watched from this thread that has not exited. */
-export function watchedThreadAlive(thread: number): boolean {
-  return watchedLiveThreads.has(thread);
-}
 
 /** Per heap object: the handler set with `onError` (none: the default), and the codes the default has warned of. */
 const errorHandlers = new WeakMap<object, BackgroundErrorHandler | null>();
@@ -189,6 +183,28 @@ export abstract class HeapBase {
   protected forgetThreadExit(): void {
     exitHooks.get(this)?.();
     exitHooks.delete(this);
+    unwatchThreadWorkers(this);
+  }
+
+  /**
+   * @internal (the `watchWorkers` option, on by default) Watches every Worker this thread creates from now on, as
+   * {@link watch} would (worker-watch.ts): Node, Bun and Deno. Nothing on a backend that cannot reap.
+   */
+  watchThreadWorkers(): void {
+    if (this.canReap) watchThreadWorkers(this);
+  }
+
+  /**
+   * @internal worker-watch.ts: a Worker this thread created (key `thread`) has exited; its agents that did not leave
+   * are reaped, live blocks kept. Not one this heap object watches itself: its own watch reaps it, with its options.
+   */
+  workerExited(thread: number, worker: object): void {
+    if (this.detached || watchedWorkers.get(this)?.has(worker) === true) return;
+    try {
+      this.reapThread(thread, {});
+    } catch (err) {
+      this.reportError(err, 'reap');
+    }
   }
 
   /**
@@ -235,9 +251,9 @@ export abstract class HeapBase {
       watched.add(worker);
       const thread = w.threadId + 1; // the key the worker's agents recorded (see threadKey)
       const releaseLive = options.releaseLive === true;
-      watchedLiveThreads.add(thread);
+      threadWatched(thread);
       (worker as WatchableWorker).once('exit', () => {
-        watchedLiveThreads.delete(thread);
+        threadExited(thread);
         if (this.detached) return;
         try {
           this.reapThread(thread, { releaseLive });
