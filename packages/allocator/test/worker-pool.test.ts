@@ -58,7 +58,9 @@ const CASES: PoolCase[] = [
     retires: false,
     make(handle) {
       const pool = workerpool.pool(worker('pool-task-workerpool.mjs').pathname, { workerType: 'thread', maxWorkers: 2, workerThreadOpts: { workerData: { handle } } });
-      return { run: (task) => pool.exec('makeResults', [task]) as unknown as Promise<number[]>, destroy: () => pool.terminate() };
+      return { run: async (task) => (await pool.exec('makeResults', [task])) as number[], destroy: async () => {
+        await pool.terminate();
+      } };
     },
   },
 ];
