@@ -4,7 +4,7 @@ import { workerData } from 'node:worker_threads';
 import { attachHeap } from '@paddock/allocator';
 import { makeResults } from './pool-results.mjs';
 
-const heap = attachHeap(workerData[1].handle);
-heap.startIdle();
+const heap = workerData[1].handle === null ? null : attachHeap(workerData[1].handle); // null: the plain run of scripts/pool-memory.mjs
+heap?.startIdle();
 
 export default (task) => makeResults(heap, task);

@@ -5,7 +5,7 @@ import workerpool from 'workerpool';
 import { attachHeap } from '@paddock/allocator';
 import { makeResults } from './pool-results.mjs';
 
-const heap = attachHeap(workerData.handle);
-heap.startIdle();
+const heap = workerData.handle === null ? null : attachHeap(workerData.handle); // null: the plain run of scripts/pool-memory.mjs
+heap?.startIdle();
 
 workerpool.worker({ makeResults: (task) => makeResults(heap, task) });

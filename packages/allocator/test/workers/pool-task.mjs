@@ -6,7 +6,7 @@ import { workerData } from 'node:worker_threads';
 import { attachHeap } from '@paddock/allocator';
 import { makeResults } from './pool-results.mjs';
 
-const heap = attachHeap(workerData.handle);
-heap.startIdle();
+const heap = workerData.handle === null ? null : attachHeap(workerData.handle); // null: the plain run of scripts/pool-memory.mjs
+heap?.startIdle();
 
 export default (task) => makeResults(heap, task);
