@@ -167,7 +167,10 @@ export interface Heap {
   close(): void;
   [Symbol.dispose](): void;
   readonly isDetached: boolean;
-  /** Reaps the agents of `worker` that did not leave when it exits; false where the backend cannot reap. */
+  /**
+   * Reaps the agents of `worker` that did not leave when it exits; false where the backend cannot reap. A worker
+   * this thread created is watched already (the `watchWorkers` option): call it for `releaseLive`, or in a browser.
+   */
   watch(worker: WatchableWorker | BrowserWorker, options?: WatchOptions): boolean;
   /**
    * Recovers an agent that died without detaching. An agent it can tell is alive (its worker watched and not exited,
