@@ -116,6 +116,20 @@ describe('a heap object watches the workers its thread creates', () => {
     heap.check();
   });
 
+  it('a worker terminated while it gives an arena back: its exit reaps it and the arena goes back', async () => {
+    const heap = heapOf();
+    const w = startWorker('die-releasing-arena.mjs', { handle: heap.handle });
+    started.push(w);
+    const dying = await nextMessage<{ kind: string; agentId: number; arena: number }>(w, (m) => m.kind === 'dying');
+    expect(heap.engine.regions.isCarved(dying.arena)).toBe(true); // its magic is gone, the region still has it out
+    const exited = exitOf(w);
+    await w.terminate();
+    await exited;
+    expect(() => heap.reap(dying.agentId)).toThrow(RangeError); // the watch did it
+    expect(heap.engine.regions.carvedArenas()).toEqual([]);
+    heap.check();
+  });
+
   it('watchWorkers: false leaves a terminated worker to reap by hand; the option is checked', async () => {
     const heap = heapOf({ watchWorkers: false });
     const { w, agentId } = await holder(heap);
