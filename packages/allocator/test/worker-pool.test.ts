@@ -58,9 +58,8 @@ const CASES: PoolCase[] = [
     retires: false,
     make(handle) {
       const pool = workerpool.pool(worker('pool-task-workerpool.mjs').pathname, { workerType: 'thread', maxWorkers: 2, workerThreadOpts: { workerData: { handle } } });
-      return { run: async (task) => (await pool.exec('makeResults', [task])) as number[], destroy: async () => {
-        await pool.terminate();
-      } };
+      const run = async (task: Task) => (await pool.exec('makeResults', [task])) as number[];
+      return { run, destroy: async () => void (await pool.terminate()) };
     },
   },
 ];
@@ -126,11 +125,11 @@ describe.each(CASES)('a $name pool over one heap, default options, no watch call
         // The pool retires its idle workers after IDLE_MS. piscina may keep one past it (a timer it clears too
         // late): the heap is then checked after destroy() only; every worker that did retire was reaped at its exit.
         const allRetired = await until(() => seen.exited === seen.created, RETIRE_WAIT_MS);
-        expect(seen.exited).toBeGreaterThan(0);
         expect(seen.strandedAgents).toBe(0);
         if (allRetired) expectBaseline(heap, committed);
       }
       expect(seen.created).toBeGreaterThanOrEqual(c.retires ? 2 : 1);
+      if (c.retires) expect(seen.exited).toBeGreaterThan(0); // some worker was retired (reaped) before destroy()
     } finally {
       await pool.destroy();
     }
