@@ -168,9 +168,8 @@ async function piscinaScenario(r: ScenarioResult): Promise<void> {
     minThreads: 0,
     maxThreads: 2,
     idleTimeout: 300,
-    // As the worker-pools guide says: an idle pool thread then waits on its event loop (not in Atomics.wait),
-    // so its idle tick runs between tasks.
-    atomics: 'disabled',
+    // Nothing else, as the worker-pools guide says: piscina's default blocking wait, and no watch call (the heap
+    // object watches every worker this thread creates).
   });
   const seen = new WeakSet<object>();
   pool.on('workerCreate', () => {
@@ -178,8 +177,7 @@ async function piscinaScenario(r: ScenarioResult): Promise<void> {
       if (seen.has(t)) continue;
       seen.add(t);
       r.workers++;
-      heap.watch(t); // before our own exit listener: the reap has run when the exit is counted
-      t.once('exit', () => r.workersExited++);
+      t.once('exit', () => r.workersExited++); // after the heap object's: the reap has run when the exit is counted
     }
   });
   let destroyed = false;

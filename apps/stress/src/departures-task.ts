@@ -1,8 +1,9 @@
 /**
  * The departures program's piscina task module: it attaches once per pool worker (when the module loads)
- * and lets the idle tick run between tasks; each task allocates result blocks in the shared heap, writes
+ * and starts the idle tick (it runs when the pool lets the thread come back to its event loop); each task allocates result blocks in the shared heap, writes
  * `tag + i` into block i and touches its last byte, and returns the pointers. It never detaches: the pool
- * terminates its idle workers, and the parent's `watch` reaps them.
+ * terminates its idle workers, and the main thread's heap object, which watches every worker its thread creates,
+ * reaps them.
  */
 import { workerData } from 'node:worker_threads';
 import { attachHeap, type HeapHandle } from '@paddock/allocator';

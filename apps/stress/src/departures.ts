@@ -6,8 +6,9 @@
  *   goes idle and ends by itself. Run twice: with the main thread idling, and with it doing nothing (then
  *   only the departing agent's own leave can return the memory).
  * - piscina: a pool (minThreads 0, maxThreads 2, idleTimeout 300 ms) whose task module attaches once per
- *   worker; 50 tasks return 512 result blocks of 1 KiB each; the main thread reads and frees them, watches
- *   every pool worker and idles; the pool retires its workers (terminates them) and the watch reaps them.
+ *   worker; 50 tasks return 512 result blocks of 1 KiB each; the main thread reads and frees them (its heap
+ *   object watches every worker its thread creates) and idles; the pool retires its workers (terminates
+ *   them) and the heap object reaps them.
  *   The main agent's live bytes must be 0 at the end.
  * - terminate: a worker holds the payload and blocks; the parent watched it with `releaseLive` and
  *   terminates it.

@@ -193,7 +193,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
     quarantinedBytes: 0,
   };
   const mod = (await import(libModule(lib, config.backend))) as { createHeap(o: object): Heap };
-  const heap = mod.createHeap({ maxBytes: config.heapBytes, profile: config.profile });
+  const heap = mod.createHeap({ maxBytes: config.heapBytes, profile: config.profile, watchWorkers: false }); // the run picks which workers to watch (below)
   const capacity = config.workers * config.ops + 64;
   const ledger = new SharedArrayBuffer(ledgerBytes(capacity));
   const L = new Int32Array(ledger);

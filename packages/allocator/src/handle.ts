@@ -37,10 +37,13 @@ export function openHeapSpace(handle: HeapHandle, backend: string, options: Atta
   return openAddressSpace(handle.space, options);
 }
 
-/** @throws TypeError when the `onError` option is there and not a function. */
+/** @throws TypeError when the `onError` option is there and not a function, or `watchWorkers` not a boolean. */
 function checkOnError(options: AttachOptions): void {
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new TypeError(`the onError option must be a function, got ${describeValue(options.onError)}`);
+  }
+  if (options.watchWorkers !== undefined && typeof options.watchWorkers !== 'boolean') {
+    throw new TypeError(`the watchWorkers option must be a boolean, got ${describeValue(options.watchWorkers)}`);
   }
 }
 

@@ -3,8 +3,9 @@
  * they share (a closed heap object refuses every use with `DETACHED`), `calloc` over the backend's `malloc`,
  * the bounded `wait` and `waitAsync`, views of the heap that are always current (refreshed on access when another agent grew
  * the buffer), this agent's id, the idle tick run on the event loop, and the agent's life: it leaves the heap
- * by itself when its thread ends, `close()` (or `using`) leaves it at once, and `watch(worker)` recovers a
- * worker that was stopped from outside. The backends keep what differs: malloc, free and realloc (the fast
+ * by itself when its thread ends, `close()` (or `using`) leaves it at once, and a worker stopped from outside is
+ * recovered at its exit by the heap objects of the thread that created it (they watch its workers by default,
+ * worker-watch.ts) or by `watch(worker)`. The backends keep what differs: malloc, free and realloc (the fast
  * paths stay methods of the concrete class, so their call sites stay monomorphic), and what to do around a wait.
  */
 import type { ArenaSnapshot } from '@paddock/arena';
@@ -15,6 +16,10 @@ import { watchThenWait } from './wait-watch.js';
 import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
 import type { HeapStats } from './stats.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type BackgroundErrorHandler, type BackgroundWork, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
+import { warnOnce } from './warn-once.js';
+import { threadExited, threadWatched, unwatchThreadWorkers, watchThreadWorkers } from './worker-watch.js';
+
+export { watchedThreadAlive } from './worker-watch.js';
 
 /** The error every use of a heap object gets once its agent has left the heap. */
 export function closedError(): HeapError {
@@ -41,6 +46,7 @@ export function callocBytes(count: number, size: number, maxBytes: number): numb
 /** Applies what of `options` belongs to the heap object (its `onError`, checked already); returns `heap`. */
 export function withOptions<H extends HeapBase>(heap: H, options: AttachOptions): H {
   if (options.onError !== undefined) heap.onError = options.onError;
+  if (options.watchWorkers !== false) heap.watchThreadWorkers();
   return heap;
 }
 
@@ -55,40 +61,9 @@ function isShared(buffer: ArrayBufferLike): boolean {
  */
 const exitHooks = new WeakMap<object, () => void>();
 const watchedWorkers = new WeakMap<object, WeakSet<object>>();
-/**
- * Thread keys (see the platform's `threadKey`) of the workers a heap object of this thread watches and whose exit
- * it has not seen: their agents are alive, whatever else says (see `reap`).
- */
-const watchedLiveThreads = new Set<number>();
 
-/** Whether `thread` is the key of a worker watched from this thread that has not exited. */
-export function watchedThreadAlive(thread: number): boolean {
-  return watchedLiveThreads.has(thread);
-}
-
-/** Per heap object: the handler set with `onError` (none: the default), and the codes the default has warned of. */
+/** Per heap object: the handler set with `onError` (none: the default). */
 const errorHandlers = new WeakMap<object, BackgroundErrorHandler | null>();
-const warnedCodes = new WeakMap<object, Set<string>>();
-
-/** An error's code for a message: a HeapError's code, else the error's name. */
-function errorCode(err: unknown): string {
-  if (err instanceof HeapError) return err.code;
-  return err instanceof Error ? err.name : typeof err;
-}
-
-/**
- * What happens to an error of background work nobody set a handler for: a warning on the console, once per error
- * code per heap object (a tick that keeps failing would otherwise say it twice a second). The process goes on.
- */
-function warnOnce(heap: object, err: unknown, during: BackgroundWork, agentId: number): void {
-  let codes = warnedCodes.get(heap);
-  if (codes === undefined) warnedCodes.set(heap, (codes = new Set()));
-  const code = errorCode(err);
-  if (codes.has(code)) return;
-  codes.add(code);
-  const message = err instanceof Error ? err.message : String(err);
-  console.warn(`paddock: ${during} of agent ${agentId} failed (${code}): ${message}; the heap goes on (set heap.onError to handle these; this is said once per code)`);
-}
 
 /** What every backend's heap does the same way (see above); each backend's heap class extends it. */
 export abstract class HeapBase {
@@ -189,6 +164,28 @@ export abstract class HeapBase {
   protected forgetThreadExit(): void {
     exitHooks.get(this)?.();
     exitHooks.delete(this);
+    unwatchThreadWorkers(this);
+  }
+
+  /**
+   * @internal (the `watchWorkers` option, on by default) Watches every Worker this thread creates from now on, as
+   * {@link watch} would (worker-watch.ts): Node, Bun and Deno. Nothing on a backend that cannot reap.
+   */
+  watchThreadWorkers(): void {
+    if (this.canReap) watchThreadWorkers(this);
+  }
+
+  /**
+   * @internal worker-watch.ts: a Worker this thread created (key `thread`) has exited; its agents that did not leave
+   * are reaped, live blocks kept. Not one this heap object watches itself: its own watch reaps it, with its options.
+   */
+  workerExited(thread: number, worker: object): void {
+    if (this.detached || watchedWorkers.get(this)?.has(worker) === true) return;
+    try {
+      this.reapThread(thread, {});
+    } catch (err) {
+      this.reportError(err, 'reap');
+    }
   }
 
   /**
@@ -205,7 +202,9 @@ export abstract class HeapBase {
   }
 
   /**
-   * Ties a worker to the agents it runs, so that nothing it held stays stranded when it goes.
+   * Ties a worker to the agents it runs, so that nothing it held stays stranded when it goes. In Node, Bun and
+   * Deno a heap object already does this for every worker its thread creates (the `watchWorkers` option, on by
+   * default): call it for `releaseLive`, for a worker another thread created, or in a browser.
    *
    * Node (`worker_threads` Worker): when `worker` exits for any reason (`terminate()`, an uncaught
    * exception, `process.exit`), every agent of its thread that did not leave the heap by itself is reaped by
@@ -235,9 +234,9 @@ export abstract class HeapBase {
       watched.add(worker);
       const thread = w.threadId + 1; // the key the worker's agents recorded (see threadKey)
       const releaseLive = options.releaseLive === true;
-      watchedLiveThreads.add(thread);
+      threadWatched(thread);
       (worker as WatchableWorker).once('exit', () => {
-        watchedLiveThreads.delete(thread);
+        threadExited(thread);
         if (this.detached) return;
         try {
           this.reapThread(thread, { releaseLive });

@@ -509,8 +509,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    * other live block of that arena (nothing records who holds it), so it stays live until freed.
    *
    * Reaping is for agents that are gone: an agent this heap object can tell is alive is refused with `HeapError`
-   * AGENT_ALIVE, and nothing changes. It is alive when its worker is one a heap object of this thread watches
-   * ({@link watch}) and whose exit has not come, or when its thread answers: every agent keeps an
+   * AGENT_ALIVE, and nothing changes. It is alive when its worker is one this thread created (while a heap object
+   * of it watches them, the default) or a heap object of this thread watches ({@link watch}), and whose exit has not come, or when its thread answers: every agent keeps an
    * `Atomics.waitAsync` on a word of its area while attached, which goes with its thread, and a reap wakes it
    * (presence.ts); a thread that is busy or blocked still holds it. An agent woken by an earlier reap that has not
    * waited again yet (its event loop has not come round) is taken as alive for 2 s after that reap. It cannot tell:

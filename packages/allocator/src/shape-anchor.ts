@@ -36,7 +36,7 @@ export function anchorShapes(): void {
   anchorTried = true;
   for (const maxBytes of [SHAPE_ANCHOR_BYTES, FALLBACK_ANCHOR_BYTES]) {
     try {
-      shapeAnchor = createBackendHeap({ maxBytes });
+      shapeAnchor = createBackendHeap({ maxBytes, watchWorkers: false }); // no worker ever attaches to it
       return;
     } catch {
       shapeAnchor = null;

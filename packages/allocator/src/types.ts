@@ -23,6 +23,16 @@ export interface AttachOptions {
   pageReturn?: 'auto' | PageReturnMode;
   /** Sets {@link Heap.onError} of the heap object made: where errors of its background work go. */
   onError?: BackgroundErrorHandler;
+  /**
+   * Whether the heap object watches every Worker its thread creates from now on, pools' included (default true; Node,
+   * Bun and Deno, through `process`'s `worker` event): when one exits for any reason, the agents its thread left in
+   * the heap are reaped by this heap object (live blocks kept), as {@link Heap.watch} does, and until then `reap`
+   * refuses them. `false` leaves the thread's workers to explicit `watch` calls and `reap`: for a heap object that
+   * should never reap (a short-lived reader such as an inspector, a thread whose workers another thread's heap
+   * object judges) or whose caller reaps by hand. A worker that never attaches costs one `exit` listener, dropped
+   * when it exits. Browsers emit no such event: there `watch(worker)` is still needed.
+   */
+  watchWorkers?: boolean;
 }
 
 /** Options for {@link createHeap}. */
@@ -157,7 +167,10 @@ export interface Heap {
   close(): void;
   [Symbol.dispose](): void;
   readonly isDetached: boolean;
-  /** Reaps the agents of `worker` that did not leave when it exits; false where the backend cannot reap. */
+  /**
+   * Reaps the agents of `worker` that did not leave when it exits; false where the backend cannot reap. A worker
+   * this thread created is watched already (the `watchWorkers` option): call it for `releaseLive`, or in a browser.
+   */
   watch(worker: WatchableWorker | BrowserWorker, options?: WatchOptions): boolean;
   /**
    * Recovers an agent that died without detaching. An agent it can tell is alive (its worker watched and not exited,

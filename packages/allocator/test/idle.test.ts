@@ -189,7 +189,7 @@ describe('detach and adoption', () => {
 
 describe('reaping an agent that died', () => {
   it('a worker terminated in the middle of churn is reaped; check() passes and committed bytes come back', async () => {
-    const heap = createHeap({ maxBytes: 2 * GiB, pageReturn: 'native' });
+    const heap = createHeap({ maxBytes: 2 * GiB, pageReturn: 'native', watchWorkers: false }); // reaped by hand below, not at its exit
     heap.malloc(32);
     const baseline = heap.stats().committedBytes;
     const w = startWorker('idle.mjs', { handle: heap.handle, job: 'churn-forever' });
@@ -236,7 +236,7 @@ describe('reaping an agent that died', () => {
 
 describe('an agent that died while opening a region', () => {
   it('the reaper lists the region and releases the arena it never laid out', async () => {
-    const heap = createHeap({ maxBytes: 1 << 30 });
+    const heap = createHeap({ maxBytes: 1 << 30, watchWorkers: false }); // reaped by hand below, not at its exit
     const blocks: number[] = [];
     for (let i = 0; i < 31; i++) blocks.push(heap.malloc(heap.largeMax)); // one whole arena each: the region is full
     expect(heap.engine.regions.regionList()).toHaveLength(1);

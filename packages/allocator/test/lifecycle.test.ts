@@ -123,7 +123,7 @@ describe('a worker that crashes', () => {
   }
 
   it('is reaped by the first agent whose free reaches it', async () => {
-    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const heap = createArenaHeap({ maxBytes: 1 << 30, watchWorkers: false }); // not watched: reaped by a free
     const handed = await crashed(heap);
     for (const p of handed.blocks) heap.free(p);
     heap.flushCache();
@@ -136,7 +136,7 @@ describe('a worker that crashes', () => {
   });
 
   it('is reaped by any agent that ticks, its blocks kept live', async () => {
-    const heap = createArenaHeap({ maxBytes: 1 << 30 });
+    const heap = createArenaHeap({ maxBytes: 1 << 30, watchWorkers: false }); // not watched: reaped by a tick
     const handed = await crashed(heap);
     heap.tick();
     expect(heap.stats().adoptedSlots).toEqual([handed.slot]);

@@ -34,13 +34,21 @@ function refusal(f: () => unknown): HeapError {
   throw new Error('the reap was accepted');
 }
 
+const heaps: { close(): void }[] = [];
+/** Closed after the test: a heap object left open would go on watching the workers of the tests after it. */
+function track<H extends { close(): void }>(heap: H): H {
+  heaps.push(heap);
+  return heap;
+}
+
 afterEach(async () => {
   await Promise.all(started.splice(0).map((w) => w.terminate()));
+  for (const heap of heaps.splice(0)) heap.close();
 });
 
 describe('a reap of a live agent', () => {
   it('is refused for a live worker nobody watches; it goes on allocating and its check passes', async () => {
-    const heap = createHeap({ maxBytes: GiB });
+    const heap = track(createHeap({ maxBytes: GiB, watchWorkers: false })); // nobody watches
     heap.malloc(64);
     const { w, agentId } = await liveWorker(heap.handle);
     expect((await work(w)).kind).toBe('worked');
@@ -60,7 +68,7 @@ describe('a reap of a live agent', () => {
   });
 
   it('is refused for a watched worker until it exits; the watch then reaps it', async () => {
-    const heap = createHeap({ maxBytes: GiB });
+    const heap = track(createHeap({ maxBytes: GiB }));
     const { w, agentId } = await liveWorker(heap.handle);
     heap.watch(w);
     await work(w);
@@ -72,7 +80,7 @@ describe('a reap of a live agent', () => {
   });
 
   it('is refused for a worker busy in a loop that never yields, twice in a row; it goes on and its check passes', async () => {
-    const heap = createHeap({ maxBytes: GiB });
+    const heap = track(createHeap({ maxBytes: GiB, watchWorkers: false })); // nobody watches: only the ping can tell
     const { w, agentId } = await liveWorker(heap.handle);
     const done = nextMessage<{ kind: string; live?: number; error?: string }>(w, (m) => m.kind === 'worked' || m.kind === 'failed');
     const busy = nextMessage(w, (m: { kind: string }) => m.kind === 'busy');
@@ -86,7 +94,7 @@ describe('a reap of a live agent', () => {
   });
 
   it('several live workers try to reap one another: every reap is refused; one that is terminated is reaped once', async () => {
-    const heap = createHeap({ maxBytes: GiB });
+    const heap = track(createHeap({ maxBytes: GiB, watchWorkers: false })); // the workers reap, not this thread at the exit
     const workers = await Promise.all(Array.from({ length: 4 }, () => liveWorker(heap.handle)));
     const ids = workers.map((x) => x.agentId);
     const results = await Promise.all(

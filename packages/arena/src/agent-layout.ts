@@ -52,7 +52,7 @@ export const G_FLUSH_OWNER = 41;
 export const G_FLUSH_COUNT = 42;
 /** A region this agent is opening (reserved, not yet on the list), for a reaper. */
 export const G_OPENING_REGION = 43;
-/** An arena this agent carved and is laying out (no magic yet), for a reaper. */
+/** An arena this agent carved and is laying out (no magic yet), or is giving back (no magic any more), for a reaper. */
 export const G_OPENING_ARENA = 44;
 /** A block the thread cache is sending home right now (off the cache, maybe not yet on a list), for a reaper. */
 export const G_ROUTING = 45;

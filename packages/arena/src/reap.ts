@@ -143,7 +143,7 @@ function claimDeadAgent(h: ArenaHeap, agentId: number): number {
   return area;
 }
 
-/** A region the dead agent was opening, or an arena it was laying out, when it died: listed or released. */
+/** A region the dead agent was opening, or an arena it was laying out or giving back, when it died: listed or released. */
 function recoverOpenings(h: ArenaHeap, area: number): void {
   const aw = area >>> 2;
   const opening = h.u32[aw + G_OPENING_REGION]!;
@@ -314,7 +314,7 @@ function releaseEverything(h: ArenaHeap, base: number): number {
   return dropped;
 }
 
-/** Releases a carved arena that nobody laid out (no magic): a dead agent carved it and died. */
+/** Releases a carved arena with no magic: a dead agent carved it and died before laying it out, or died giving it back. */
 function releaseUnlaidArena(h: ArenaHeap, base: number): void {
   if (base % h.arenaBytes !== 0 || !h.regions.isCarved(base)) return;
   if (h.coverMeta(base) && Atomics.load(h.i32, headerIndex(base, h.arenaBytes) + A_MAGIC) === ARENA_MAGIC) return;

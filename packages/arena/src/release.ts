@@ -29,6 +29,7 @@ import {
   headerIndex,
   recordIndex,
 } from './layout.js';
+import { G_OPENING_ARENA } from './agent-layout.js';
 import { CLASS_COUNT } from './size-class.js';
 import { runAround } from './unit-map.js';
 
@@ -197,14 +198,24 @@ function arenaEmptied(h: ArenaHeap, base: number): void {
   else h.sweepsDue.set(base, performance.now());
 }
 
-/** Gives an empty arena back to its region: its magic is cleared first so stale pointers are refused. */
+/**
+ * Gives an empty arena back to its region: its magic is cleared first so stale pointers are refused. From then until
+ * the region has it back (two decommits later) the arena is carved with no magic, which no reaper would recognize as
+ * anyone's: the agent names it in its area meanwhile (G_OPENING_ARENA, as while carving one), so that a reaper of an
+ * agent stopped in between gives it back (reap.ts, releaseUnlaidArena). The word is cleared right after the region
+ * cleared the arena's bit, with no call between where the agent could be stopped.
+ */
 export function releaseArena(h: ArenaHeap, base: number): void {
   const at = h.arenas.indexOf(base);
   if (at >= 0) h.arenas.splice(at, 1);
   const retained = h.i32[headerIndex(base, h.arenaBytes) + A_RETAINED_UNITS]!;
   if (retained !== 0 && h.retention !== null) h.retention.unitsTaken(retained);
-  Atomics.store(h.i32, headerIndex(base, h.arenaBytes) + A_MAGIC, 0);
+  const i32 = h.i32; // its own area: this view reaches it whatever the buffer does meanwhile
+  const releasing = (h.agentArea >>> 2) + G_OPENING_ARENA;
+  Atomics.store(i32, releasing, base | 0);
+  Atomics.store(i32, headerIndex(base, h.arenaBytes) + A_MAGIC, 0);
   returnArena(h, base);
+  Atomics.store(i32, releasing, 0);
 }
 
 /**

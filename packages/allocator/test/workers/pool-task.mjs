@@ -1,21 +1,12 @@
-// A piscina task module, written the way the worker-pools guide says: it attaches once per worker thread
-// (when the module loads), lets the idle tick run between tasks (the pool is made with `atomics: 'disabled'`,
-// so an idle worker waits on its event loop, where the tick runs), and its tasks return pointers to blocks
-// allocated in the shared heap. It never detaches: the pool terminates idle workers, and the parent's
-// `watch` reaps them.
+// A piscina task module, written the way the worker-pools guide says: it attaches once per worker thread (when the
+// module loads) and starts the idle tick, and its tasks return pointers to blocks allocated in the shared heap.
+// It never detaches: the pool terminates its workers, and the heap object of the thread that created them (the
+// main thread's, which watches every worker its thread creates) reaps them.
 import { workerData } from 'node:worker_threads';
 import { attachHeap } from '@paddock/allocator';
+import { makeResults } from './pool-results.mjs';
 
-const heap = attachHeap(workerData.handle);
-heap.startIdle();
+const heap = workerData.handle === null ? null : attachHeap(workerData.handle); // null: the plain run of scripts/pool-memory.mjs
+heap?.startIdle();
 
-/** Allocates `count` blocks of `size` bytes, writes `tag + i` into block i, and returns their pointers. */
-export default function makeResults({ count, size, tag }) {
-  const ptrs = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const p = heap.malloc(size);
-    heap.u32[p >>> 2] = tag + i;
-    ptrs[i] = p;
-  }
-  return ptrs;
-}
+export default (task) => makeResults(heap, task);
