@@ -14,6 +14,7 @@ import { Scope } from './scope.js';
 import { watchThenWait } from './wait-watch.js';
 import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
 import type { HeapStats } from './stats.js';
+import { HeapViews } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type BackgroundErrorHandler, type BackgroundWork, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
 
 /** The error every use of a heap object gets once its agent has left the heap. */
@@ -90,10 +91,10 @@ function warnOnce(heap: object, err: unknown, during: BackgroundWork, agentId: n
   console.warn(`paddock: ${during} of agent ${agentId} failed (${code}): ${message}; the heap goes on (set heap.onError to handle these; this is said once per code)`);
 }
 
-/** What every backend's heap does the same way (see above); each backend's heap class extends it. */
-export abstract class HeapBase {
+/** What every backend's heap does the same way (see above; typed views and strings: views.ts); each backend's heap class extends it. */
+export abstract class HeapBase extends HeapViews {
   /** The address space underneath (views, reserve, commit). */
-  abstract readonly space: AddressSpace;
+  abstract override readonly space: AddressSpace;
   /**
    * Whether the agent has left the heap. Declared here, assigned by each backend's constructor where its field
    * layout wants it: V8 lays fields out in the order they are first assigned, and a base constructor assigns
@@ -101,7 +102,7 @@ export abstract class HeapBase {
    */
   protected declare detached: boolean;
   /** Allocates `size` bytes: see the backends. */
-  abstract malloc(size: number): number;
+  abstract override malloc(size: number): number;
   /** One idle visit; returns the milliseconds until the next. */
   abstract tick(): number;
   /** This agent's figures: see the backends. */
