@@ -1,18 +1,18 @@
 /**
  * Strings in heap memory, as UTF-8 records: a Uint32 byte length (the host's byte order, little-endian wherever
  * JavaScript runs), then the bytes. Encoding follows `TextEncoder` exactly (a lone surrogate becomes U+FFFD, three
- * bytes); decoding is `TextDecoder`'s (invalid bytes become U+FFFD). Short strings are encoded and ASCII read by
- * hand (a call into the encoder or decoder costs more than the loop); longer ones go through `encodeInto` and
- * `decode`, over a copy where the host's decoder refuses shared memory (Chromium's does).
+ * bytes); decoding is `TextDecoder`'s (invalid bytes become U+FFFD). Short strings are encoded and (when well-formed)
+ * read by hand: a call into the encoder or decoder costs more than the loop. Longer ones go through `encode` and a
+ * copy, and `decode`, over a copy where the host's decoder refuses shared memory (Chromium's does).
  */
 import type { AddressSpace } from '@paddock/platform';
 
 /** Bytes of a string record before its UTF-8: the byte length, a Uint32. */
 export const STRING_HEADER_BYTES = 4;
 
-/** Strings up to this many UTF-16 units are encoded by hand; longer ones by `TextEncoder.encodeInto`. */
+/** Strings up to this many UTF-16 units are encoded by hand; longer ones by `TextEncoder.encode` and a copy. */
 const HAND_ENCODE_UNITS = 32;
-/** Records up to this many bytes are read by hand when all ASCII; longer ones (or any other) by `TextDecoder`. */
+/** Records up to this many bytes are read by hand when well-formed; longer ones (or any other) by `TextDecoder`. */
 const HAND_DECODE_BYTES = 32;
 
 const ENCODER = new TextEncoder();
@@ -23,17 +23,6 @@ const DECODES_SHARED = ((): boolean => {
   if (typeof SharedArrayBuffer === 'undefined') return false;
   try {
     return DECODER.decode(new Uint8Array(new SharedArrayBuffer(1))) === '\0';
-  } catch {
-    return false;
-  }
-})();
-
-/** Whether this host's `TextEncoder.encodeInto` writes into a view of shared memory (the standard allows it). */
-const ENCODES_SHARED = ((): boolean => {
-  if (typeof SharedArrayBuffer === 'undefined') return false;
-  try {
-    const into = new Uint8Array(new SharedArrayBuffer(4));
-    return ENCODER.encodeInto('\u00e9', into).written === 2 && into[0] === 0xc3 && into[1] === 0xa9;
   } catch {
     return false;
   }
@@ -92,30 +81,88 @@ function encodeByHand(u8: Uint8Array, at: number, s: string): number {
   return at;
 }
 
-/** Writes the record of `s` (`bytes` of UTF-8, from {@link utf8Length}) at `ptr`; the caller checked it fits. */
+/** Writes the record of `s` (`bytes` of UTF-8, from {@link utf8Length}) at `ptr`, by hand; the caller checked it fits. */
 export function encodeString(space: AddressSpace, s: string, ptr: number, bytes: number): void {
   const end = ptr + STRING_HEADER_BYTES + bytes;
   if (end > space.viewBytes) space.covers(end);
   space.u32[ptr >>> 2] = bytes;
-  const at = ptr + STRING_HEADER_BYTES;
-  if (s.length <= HAND_ENCODE_UNITS || !ENCODES_SHARED) {
-    encodeByHand(space.u8, at, s);
-  } else {
-    ENCODER.encodeInto(s, space.u8.subarray(at, end));
+  encodeByHand(space.u8, ptr + STRING_HEADER_BYTES, s);
+}
+
+/**
+ * Writes the record of `encoded` (UTF-8 from `TextEncoder.encode`) at `ptr`; the caller checked it fits. Strings
+ * longer than {@link HAND_ENCODE_UNITS} go this way: `encode` and a copy cost less than counting the bytes first
+ * (a loop over the string) and encoding into place.
+ */
+export function writeEncoded(space: AddressSpace, encoded: Uint8Array, ptr: number): void {
+  const end = ptr + STRING_HEADER_BYTES + encoded.length;
+  if (end > space.viewBytes) space.covers(end);
+  space.u32[ptr >>> 2] = encoded.length;
+  space.u8.set(encoded, ptr + STRING_HEADER_BYTES);
+}
+
+/** Whether `s` is long enough to go through `TextEncoder.encode` ({@link writeEncoded}) rather than by hand. */
+export function encodesWhole(s: string): boolean {
+  return s.length > HAND_ENCODE_UNITS;
+}
+
+/** `s` as UTF-8, by `TextEncoder`. */
+export function encodeUtf8(s: string): Uint8Array {
+  return ENCODER.encode(s);
+}
+
+/**
+ * The string of `bytes` bytes of well-formed UTF-8 at `at`, decoded by hand; null at the first ill-formed sequence
+ * (the caller then asks `TextDecoder`, whose replacement of ill-formed bytes this need not copy).
+ */
+function decodeByHand(u8: Uint8Array, at: number, bytes: number): string | null {
+  let s = '';
+  const end = at + bytes;
+  while (at < end) {
+    const b = u8[at]!;
+    if (b < 0x80) {
+      s += String.fromCharCode(b);
+      at += 1;
+      continue;
+    }
+    const b1 = at + 1 < end ? u8[at + 1]! : 0;
+    if (b >= 0xc2 && b <= 0xdf) {
+      if ((b1 & 0xc0) !== 0x80) return null;
+      s += String.fromCharCode(((b & 0x1f) << 6) | (b1 & 0x3f));
+      at += 2;
+      continue;
+    }
+    const b2 = at + 2 < end ? u8[at + 2]! : 0;
+    if (b >= 0xe0 && b <= 0xef) {
+      // E0 needs A0..BF next (no overlong form), ED 80..9F (no surrogate); the rest 80..BF.
+      const lo = b === 0xe0 ? 0xa0 : 0x80;
+      const hi = b === 0xed ? 0x9f : 0xbf;
+      if (b1 < lo || b1 > hi || (b2 & 0xc0) !== 0x80) return null;
+      s += String.fromCharCode(((b & 0x0f) << 12) | ((b1 & 0x3f) << 6) | (b2 & 0x3f));
+      at += 3;
+      continue;
+    }
+    const b3 = at + 3 < end ? u8[at + 3]! : 0;
+    if (b >= 0xf0 && b <= 0xf4) {
+      // F0 needs 90..BF next (no overlong form), F4 80..8F (no code point past U+10FFFF).
+      const lo = b === 0xf0 ? 0x90 : 0x80;
+      const hi = b === 0xf4 ? 0x8f : 0xbf;
+      if (b1 < lo || b1 > hi || (b2 & 0xc0) !== 0x80 || (b3 & 0xc0) !== 0x80) return null;
+      const cp = (((b & 0x07) << 18) | ((b1 & 0x3f) << 12) | ((b2 & 0x3f) << 6) | (b3 & 0x3f)) - 0x10000;
+      s += String.fromCharCode(0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
+      at += 4;
+      continue;
+    }
+    return null;
   }
+  return s;
 }
 
 /** The string of `bytes` UTF-8 bytes at `at` of `u8` (a view of shared memory), as `TextDecoder` reads them. */
 export function decodeUtf8(u8: Uint8Array, at: number, bytes: number): string {
   if (bytes <= HAND_DECODE_BYTES) {
-    let s = '';
-    let i = 0;
-    for (; i < bytes; i++) {
-      const c = u8[at + i]!;
-      if (c >= 0x80) break;
-      s += String.fromCharCode(c);
-    }
-    if (i === bytes) return s;
+    const s = decodeByHand(u8, at, bytes);
+    if (s !== null) return s;
   }
   const end = at + bytes;
   return DECODER.decode(DECODES_SHARED ? u8.subarray(at, end) : u8.slice(at, end));

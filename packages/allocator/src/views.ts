@@ -7,7 +7,7 @@
  * its UTF-8 byte length in a Uint32 and the bytes right after (see strings.ts). docs/design/allocator.md says why.
  */
 import { HeapError, ROOT_WORD, describeValue, type AddressSpace } from '@paddock/platform';
-import { STRING_HEADER_BYTES, decodeUtf8, encodeString, utf8Length } from './strings.js';
+import { STRING_HEADER_BYTES, decodeUtf8, encodeString, encodeUtf8, encodesWhole, utf8Length, writeEncoded } from './strings.js';
 
 /** A typed array a heap block can be viewed as: every integer and float type (Float16Array too where the runtime has it). */
 export type HeapView =
@@ -87,7 +87,8 @@ export abstract class HeapViews {
   private viewAt<C extends HeapViewConstructor>(ctor: C, ptr: number, length: number, bytes: number): ViewOf<C> {
     const space = this.space;
     if (ptr + bytes > space.viewBytes) space.covers(ptr + bytes);
-    return new ctor(space.u8.buffer as SharedArrayBuffer, ptr, length) as ViewOf<C>;
+    // `space.buffer`, not `space.u8.buffer`: a typed array's `buffer` getter costs several times a field read.
+    return new ctor(space.buffer, ptr, length) as ViewOf<C>;
   }
 
   /** A new block of `length` elements, as a view (see {@link Heap.mallocAs}). */
@@ -154,7 +155,7 @@ export abstract class HeapViews {
   private blockOfView(view: unknown, op: string): number {
     if (!ArrayBuffer.isView(view)) throw new TypeError(`${op} takes a typed array over this heap, got ${describeValue(view)}`);
     const buffer = view.buffer;
-    if (buffer !== this.space.u8.buffer && !this.ownsBuffer(buffer)) {
+    if (buffer !== this.space.buffer && !this.ownsBuffer(buffer)) {
       throw new HeapError('BAD_POINTER', `${op}: the view is over another buffer, not this heap's memory`);
     }
     const ptr = view.byteOffset;
@@ -199,6 +200,12 @@ export abstract class HeapViews {
   /** A new block holding `s` as a string record (see {@link Heap.mallocString}). */
   mallocString(s: string): number {
     if (typeof s !== 'string') throw new TypeError(`mallocString takes a string, got ${describeValue(s)}`);
+    if (encodesWhole(s)) {
+      const encoded = encodeUtf8(s);
+      const at = this.malloc(STRING_HEADER_BYTES + encoded.length);
+      writeEncoded(this.space, encoded, at);
+      return at;
+    }
     const bytes = utf8Length(s);
     const ptr = this.malloc(STRING_HEADER_BYTES + bytes);
     encodeString(this.space, s, ptr, bytes);
@@ -210,11 +217,13 @@ export abstract class HeapViews {
     if (typeof s !== 'string') throw new TypeError(`writeString takes a string, got ${describeValue(s)}`);
     if ((capacity >>> 0) !== capacity) throw new RangeError(`writeString: capacity must be a non-negative integer, got ${describeValue(capacity)}`);
     this.checkRange(ptr, capacity, 'writeString');
-    const bytes = utf8Length(s);
+    const encoded = encodesWhole(s) ? encodeUtf8(s) : null;
+    const bytes = encoded === null ? utf8Length(s) : encoded.length;
     if (STRING_HEADER_BYTES + bytes > capacity) {
       throw new RangeError(`writeString: the string takes ${STRING_HEADER_BYTES + bytes} bytes (a ${STRING_HEADER_BYTES}-byte length and ${bytes} of UTF-8), more than the capacity ${capacity}`);
     }
-    encodeString(this.space, s, ptr, bytes);
+    if (encoded === null) encodeString(this.space, s, ptr, bytes);
+    else writeEncoded(this.space, encoded, ptr);
     return STRING_HEADER_BYTES + bytes;
   }
 
