@@ -2,18 +2,28 @@
  * Strings in heap memory, as UTF-8 records: a Uint32 byte length (the host's byte order, little-endian wherever
  * JavaScript runs), then the bytes. Encoding follows `TextEncoder` exactly (a lone surrogate becomes U+FFFD, three
  * bytes); decoding is `TextDecoder`'s (invalid bytes become U+FFFD). Short strings are encoded and (when well-formed)
- * read by hand: a call into the encoder or decoder costs more than the loop. Longer ones go through `encode` and a
- * copy, and `decode`, over a copy where the host's decoder refuses shared memory (Chromium's does).
+ * read by hand: a call into the encoder or decoder costs more than the loop. Longer ones are encoded into place
+ * (`encodeInto`) or, longer still, by `encode` and a copy, and read by `decode`, over a copy where the host's
+ * decoder refuses shared memory (Chromium's does).
  */
 import type { AddressSpace } from '@paddock/platform';
 
 /** Bytes of a string record before its UTF-8: the byte length, a Uint32. */
 export const STRING_HEADER_BYTES = 4;
 
-/** Strings up to this many UTF-16 units are encoded by hand; longer ones by `TextEncoder.encode` and a copy. */
-const HAND_ENCODE_UNITS = 32;
+/*
+ * The thresholds, measured in Node 20 (docs/design/allocator.md, "Strings"): encoding by hand costs about 3 ns a
+ * UTF-16 unit and nothing more; `encodeInto` about 100 ns a call but less a unit, and it needs the byte count first
+ * (a loop over the string); `encode` and a copy count nothing but allocate, about 300 ns a call and the least a
+ * unit. `TextDecoder.decode` costs about 75 ns a call for short text, which a hand-written decoder (6 ns or more a
+ * byte) beats only up to about 12 bytes.
+ */
+/** Strings up to this many UTF-16 units are encoded by hand. */
+const HAND_ENCODE_UNITS = 64;
+/** Strings up to this many units (and past {@link HAND_ENCODE_UNITS}) are counted, then `encodeInto` their record. */
+const ENCODE_INTO_UNITS = 192;
 /** Records up to this many bytes are read by hand when well-formed; longer ones (or any other) by `TextDecoder`. */
-const HAND_DECODE_BYTES = 32;
+const HAND_DECODE_BYTES = 12;
 
 const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder();
@@ -23,6 +33,17 @@ const DECODES_SHARED = ((): boolean => {
   if (typeof SharedArrayBuffer === 'undefined') return false;
   try {
     return DECODER.decode(new Uint8Array(new SharedArrayBuffer(1))) === '\0';
+  } catch {
+    return false;
+  }
+})();
+
+/** Whether this host's `TextEncoder.encodeInto` writes into a view of shared memory (the standard allows it). */
+const ENCODES_SHARED = ((): boolean => {
+  if (typeof SharedArrayBuffer === 'undefined') return false;
+  try {
+    const into = new Uint8Array(new SharedArrayBuffer(4));
+    return ENCODER.encodeInto('\u00e9', into).written === 2 && into[0] === 0xc3 && into[1] === 0xa9;
   } catch {
     return false;
   }
@@ -81,17 +102,19 @@ function encodeByHand(u8: Uint8Array, at: number, s: string): number {
   return at;
 }
 
-/** Writes the record of `s` (`bytes` of UTF-8, from {@link utf8Length}) at `ptr`, by hand; the caller checked it fits. */
+/** Writes the record of `s` (`bytes` of UTF-8, from {@link utf8Length}) at `ptr`; the caller checked it fits. */
 export function encodeString(space: AddressSpace, s: string, ptr: number, bytes: number): void {
   const end = ptr + STRING_HEADER_BYTES + bytes;
   if (end > space.viewBytes) space.covers(end);
   space.u32[ptr >>> 2] = bytes;
-  encodeByHand(space.u8, ptr + STRING_HEADER_BYTES, s);
+  const at = ptr + STRING_HEADER_BYTES;
+  if (s.length <= HAND_ENCODE_UNITS || !ENCODES_SHARED) encodeByHand(space.u8, at, s);
+  else ENCODER.encodeInto(s, space.u8.subarray(at, end));
 }
 
 /**
  * Writes the record of `encoded` (UTF-8 from `TextEncoder.encode`) at `ptr`; the caller checked it fits. Strings
- * longer than {@link HAND_ENCODE_UNITS} go this way: `encode` and a copy cost less than counting the bytes first
+ * longer than {@link ENCODE_INTO_UNITS} go this way: `encode` and a copy cost less than counting the bytes first
  * (a loop over the string) and encoding into place.
  */
 export function writeEncoded(space: AddressSpace, encoded: Uint8Array, ptr: number): void {
@@ -101,9 +124,9 @@ export function writeEncoded(space: AddressSpace, encoded: Uint8Array, ptr: numb
   space.u8.set(encoded, ptr + STRING_HEADER_BYTES);
 }
 
-/** Whether `s` is long enough to go through `TextEncoder.encode` ({@link writeEncoded}) rather than by hand. */
+/** Whether `s` is long enough to go through `TextEncoder.encode` ({@link writeEncoded}) rather than be counted first. */
 export function encodesWhole(s: string): boolean {
-  return s.length > HAND_ENCODE_UNITS;
+  return s.length > ENCODE_INTO_UNITS;
 }
 
 /** `s` as UTF-8, by `TextEncoder`. */

@@ -198,9 +198,9 @@ export function viewStringCases(t: Suite, backend: string, create: (o: HeapOptio
       '',
       'a',
       'plain ascii of a short length',
-      'x'.repeat(31),
-      'y'.repeat(32),
-      'z'.repeat(33),
+      // Either side of each path's bound: 12 bytes read by hand, 64 units encoded by hand, 192 counted first.
+      ...[11, 12, 13, 63, 64, 65, 191, 192, 193].flatMap((n) => ['x'.repeat(n), 'é'.repeat(n >> 1), 'x'.repeat(n - 1) + '\ud800']),
+      'mixed é€😀 '.repeat(10),
       'ascii '.repeat(200),
       'é',
       '€',
@@ -215,6 +215,7 @@ export function viewStringCases(t: Suite, backend: string, create: (o: HeapOptio
       'mixed é€😀 '.repeat(100),
       ...codePointRuns(1, 0x1111), // one code point each, every plane
       ...codePointRuns(8, 1), // every code point, in runs short enough for the hand-written paths
+      ...codePointRuns(50, 0x61), // runs between 64 and 192 units, across the planes (counted, then encodeInto)
       ...codePointRuns(4096, 1), // every code point, in long runs (the encoder's path)
     ];
     for (const s of samples) {
