@@ -3,9 +3,11 @@
 // views and strings made in one worker and read and freed in another, four real worker_threads at once.
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
+import { HeapError } from '@paddock/platform';
 import { attachClassicHeap, createClassicHeap } from '../src/classic-heap.js';
 import { attachGlobalHeap, createGlobalHeap } from '../src/global-heap.js';
 import { attachArenaHeap, createArenaHeap } from '../src/heap.js';
+import { shadowFor, withChecks, withTrace, type TraceRecord } from '../src/instrument.js';
 import type { Heap, HeapHandle, HeapOptions } from '../src/types.js';
 import { liveAfterFlush, viewStringCases } from './cases/views-strings.js';
 import { nextMessage } from './workers.js';
@@ -75,6 +77,24 @@ describe.each(backends)('views and strings: %s', (backend, create, attach) => {
     heap.check();
     expect(liveAfterFlush(heap)).toBe(0);
     heap.close();
+  });
+
+  it('the instrumented builds see views as their blocks: traced, and checked (a freed view refused as a double free)', () => {
+    const traced = withTrace(create({ maxBytes: 256 * MiB }));
+    const v = traced.mallocAs(Float64Array, 4);
+    const s = traced.mallocString('traced');
+    traced.free(v);
+    traced.free(s);
+    const ops = (JSON.parse(traced.trace()) as TraceRecord[]).map((r) => `${r.op} ${r.ptr}`);
+    expect(ops).toEqual([`malloc ${v.byteOffset}`, `malloc ${s}`, `free ${v.byteOffset}`, `free ${s}`]);
+    const base = create({ maxBytes: 256 * MiB });
+    const checked = withChecks(base, shadowFor(base.space.maxBytes));
+    const w = checked.callocAs(Int32Array, 16);
+    w[15] = 1;
+    checked.free(w);
+    expect(() => checked.free(w)).toThrow(HeapError);
+    expect(() => checked.free(new Int32Array(new SharedArrayBuffer(64), 8, 1))).toThrow(HeapError);
+    checked.check();
   });
 
   it('views and strings made in one worker are read and freed in another: 4 workers at once, none lost nor doubled', async () => {
