@@ -9,7 +9,8 @@ import { attachGlobalHeap, createGlobalHeap } from '../src/global-heap.js';
 import { attachArenaHeap, createArenaHeap } from '../src/heap.js';
 import { shadowFor, withChecks, withTrace, type TraceRecord } from '../src/instrument.js';
 import type { Heap, HeapHandle, HeapOptions } from '../src/types.js';
-import { liveAfterFlush, viewStringCases } from './cases/views-strings.js';
+import { decodeUtf8 } from '../src/strings.js';
+import { codePointRuns, liveAfterFlush, viewStringCases } from './cases/views-strings.js';
 import { nextMessage } from './workers.js';
 
 const MiB = 1 << 20;
@@ -19,6 +20,20 @@ const backends: [string, (o: HeapOptions) => Heap, (h: HeapHandle) => Heap][] = 
   ['pool_classic', (o) => createClassicHeap(o), (h) => attachClassicHeap(h)],
   ['pool_global', (o) => createGlobalHeap(o), (h) => attachGlobalHeap(h)],
 ];
+
+describe('the UTF-8 decoder', () => {
+  it('decodes every code point as TextDecoder does, in records short enough for the hand-written path', () => {
+    const u8 = new Uint8Array(new SharedArrayBuffer(64));
+    const encoder = new TextEncoder();
+    const decoder = new TextDecoder();
+    let wrong = 0;
+    for (const s of codePointRuns(3, 1)) {
+      const n = encoder.encodeInto(s, u8.subarray(8)).written;
+      if (decodeUtf8(u8, 8, n) !== decoder.decode(u8.slice(8, 8 + n))) wrong++;
+    }
+    expect(wrong).toBe(0);
+  });
+});
 
 describe.each(backends)('views and strings: %s', (backend, create, attach) => {
   viewStringCases({ it, expect }, backend, create);
