@@ -149,6 +149,40 @@ export function runViews(ctx: RunContext, picked: (name: string) => boolean): Vi
   return { sizes, lanes, missing: null };
 }
 
+/** What the group writes to the JSON document (`views`). */
+export interface ViewsJson {
+  readonly command: string;
+  readonly rounds: { readonly warmup: number; readonly rounds: number };
+  readonly lanes: readonly { name: string; what: string; opsPerRound: number; samplesHeapNs: number[]; samplesOtherNs: number[]; ratio: number | null; error: string | null }[];
+}
+
+/** The group's section of docs/PERFORMANCE.md (report-md.ts): medians with their intervals and the ratios. */
+export function viewsSection(v: ViewsJson, alone: string): string[] {
+  const ns = (x: number) => `${fmtNs(x)} ns`;
+  const rows = v.lanes.map((l) => {
+    const a = estimate(l.samplesHeapNs);
+    const b = estimate(l.samplesOtherNs);
+    if (l.error !== null || !a || !b) return [`\`${l.name}\``, l.what, l.error ?? '-', '-', '-'];
+    return [`\`${l.name}\``, l.what, `${ns(a.median)} [${ns(a.lo)} .. ${ns(a.hi)}]`, `${ns(b.median)} [${ns(b.lo)} .. ${ns(b.hi)}]`, fmtRatio(a.median / b.median)];
+  });
+  const pair = v.lanes.find((l) => l.name === 'pair-view');
+  return [
+    '## Typed views and strings (`views`)',
+    '',
+    `On pool_arena, ns per operation, median of ${v.rounds.rounds} rounds (${v.rounds.warmup} warm-up) with its 95% interval; both sides of a lane on the same fresh heap each round, ` +
+      `in slices, the order rotating. Command: \`${v.command}\`; this group alone: \`${alone}\`.`,
+    '',
+    '- `pair-view`: `mallocAs(Float64Array, 4)` + `free(view)` against `malloc(32)` + `new Float64Array(heap.u8.buffer, p, 4)` + `free(p)`; both write and read one element. ' +
+      `Target: within ${PAIR_VIEW_TARGET}x${pair?.ratio != null ? ` (${pair.ratio <= PAIR_VIEW_TARGET ? 'met' : 'NOT MET'}: ${fmtRatio(pair.ratio)})` : ''}.`,
+    '- `view-strings`: `mallocString(s)` + `readString(p)` + `free(p)` against `structuredClone(s)`, what a `postMessage` of the string costs its two ends (the message itself aside). No target.',
+    '',
+    '| lane | what | heap | the other side | ratio |',
+    '|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+    '',
+  ];
+}
+
 function viewsReport(r: ViewsResult, ctx: RunContext): WorkloadReport {
   if (r.sizes === null) return { lines: [], json: {} };
   const lines: string[] = [''];
@@ -168,7 +202,8 @@ function viewsReport(r: ViewsResult, ctx: RunContext): WorkloadReport {
   const pair = json.find((l) => l.name === 'pair-view');
   if (pair) lines.push(`target: pair-view within ${PAIR_VIEW_TARGET}x of the pointer pair with a hand-made view: ${pair.ratio !== null && pair.ratio <= PAIR_VIEW_TARGET ? 'MET' : 'NOT MET'}`);
   if (json.some((l) => l.name.startsWith('view-strings'))) lines.push('view-strings: "other" is structuredClone of the same string (what a postMessage of it costs its two ends, the message aside)');
-  return { lines, json: { views: { command: ctx.command, rounds: { warmup: r.sizes.warmup, rounds: r.sizes.rounds }, lanes: json } }, notMet };
+  const doc: ViewsJson = { command: ctx.command, rounds: { warmup: r.sizes.warmup, rounds: r.sizes.rounds }, lanes: json };
+  return { lines, json: { views: doc }, notMet };
 }
 
 function viewsFailures(r: ViewsResult): Failure[] {
