@@ -94,7 +94,7 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     return moved;
   }
   free(ptr: number | HeapView, size?: number): void {
-    if (typeof ptr !== 'number') return this.freeView(ptr, size); // a typed array (views.ts)
+    if (typeof ptr !== 'number') ptr = this.viewPointer(ptr, 'free'); // a typed array: the block it starts (views.ts)
     if (this.detached) throw closedError();
     if (size !== undefined && ptr !== 0) {
       const usable = this.pool.usableSize(ptr);

@@ -248,7 +248,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
    * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) and leaves the heap as it was.
    */
   free(ptr: number | HeapView, size?: number): void {
-    if (typeof ptr !== 'number') return this.freeView(ptr, size); // a typed array (views.ts)
+    if (typeof ptr !== 'number') ptr = this.viewPointer(ptr, 'free'); // a typed array: the block it starts (views.ts)
     // The common case first, inlinable: a free of a small block, unsized or with a size of its class, that
     // the cache takes (a detached agent's cache has depth 0 and takes none).
     const u32 = this.arena.u32;

@@ -108,7 +108,7 @@ export abstract class HeapViews {
   reallocAs<V extends HeapView>(view: V, length: number): V {
     const ctor = (ArrayBuffer.isView(view) ? view.constructor : null) as HeapViewConstructor;
     const bytes = checkLength(length, checkCtor(ctor, 'reallocAs'), this.space.maxBytes, 'reallocAs');
-    const ptr = this.blockOfView(view, 'reallocAs');
+    const ptr = this.viewPointer(view, 'reallocAs');
     return this.viewAt(ctor, this.realloc(ptr, bytes), length, bytes) as V;
   }
 
@@ -126,15 +126,11 @@ export abstract class HeapViews {
 
   /** The pointer of the live block `view` starts, checked (see {@link Heap.pointerOf}). */
   pointerOf(view: HeapView | DataView): number {
-    const ptr = this.blockOfView(view, 'pointerOf');
+    const ptr = this.viewPointer(view, 'pointerOf');
     this.liveBlockSize(ptr, 'pointerOf');
     return ptr;
   }
 
-  /** `free(view)`: the block the view starts, once its buffer is known to be this heap's (the backend checks the rest). */
-  protected freeView(view: unknown, size: number | undefined): void {
-    this.free(this.blockOfView(view, 'free'), size);
-  }
 
   /** The usable size of the live block at `ptr`; every refusal of the backend a BAD_POINTER (DETACHED stays). */
   private liveBlockSize(ptr: number, op: string): number {
@@ -148,11 +144,12 @@ export abstract class HeapViews {
   }
 
   /**
-   * The byte offset of `view` once its buffer is this heap's memory: where a block would start (not yet checked).
+   * The byte offset of `view` once its buffer is this heap's memory: where a block would start (not yet checked; each
+   * backend's `free` takes a view through this, then checks the offset as any pointer).
    * @throws TypeError for something that is not a typed array or DataView; HeapError BAD_POINTER for a view of
    * another buffer or one at offset 0.
    */
-  private blockOfView(view: unknown, op: string): number {
+  protected viewPointer(view: unknown, op: string): number {
     if (!ArrayBuffer.isView(view)) throw new TypeError(`${op} takes a typed array over this heap, got ${describeValue(view)}`);
     const buffer = view.buffer;
     if (buffer !== this.space.buffer && !this.ownsBuffer(buffer)) {
