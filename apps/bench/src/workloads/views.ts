@@ -129,7 +129,7 @@ export function runViews(ctx: RunContext, picked: (name: string) => boolean): Vi
   if (createHeap === undefined) return { sizes, lanes: [], missing: 'the paddock peer (pool_arena) did not run' };
   const lanes: Lane[] = [];
   if (wantPair) {
-    const lane: Lane = { name: 'pair-view', what: 'mallocAs(Float64Array, 4) + free(view) | malloc(32) + new Float64Array(buffer, p, 4) + free(p)', opsPerRound: sizes.pairs, a: { samples: [] }, b: { samples: [] }, error: null };
+    const lane: Lane = { name: 'pair-view', what: 'mallocAs(Float64Array, 4) + free(view), against malloc(32) + new Float64Array(buffer, p, 4) + free(p)', opsPerRound: sizes.pairs, a: { samples: [] }, b: { samples: [] }, error: null };
     const viewLoop = recompile(viewPairLoop, 'pair-view view');
     const pointerLoop = recompile(pointerViewPairLoop, 'pair-view pointer');
     runLane(ctx, lane, createHeap, sizes, (h) => viewLoop(h, sizes.pairs) + 1, (h) => pointerLoop(h, sizes.pairs) + 1);
@@ -178,7 +178,7 @@ export function viewsSection(v: ViewsJson, alone: string): string[] {
     '',
     '| lane | what | heap | the other side | ratio |',
     '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
+    ...rows.map((r) => `| ${r.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`),
     '',
   ];
 }
