@@ -131,7 +131,6 @@ export abstract class HeapViews {
     return ptr;
   }
 
-
   /** The usable size of the live block at `ptr`; every refusal of the backend a BAD_POINTER (DETACHED stays). */
   private liveBlockSize(ptr: number, op: string): number {
     if (typeof ptr !== 'number' || ptr === 0) throw badPointer(op, ptr, 'not a block of this heap');
