@@ -15,6 +15,7 @@ import { change, estimate, type Estimate, fmtChange } from './stats.js';
 import type { WasmCallsJson } from './wasm-calls.js';
 import { scopeRows, type ScopesJson, scopesReading, VARIANTS } from './workloads/scopes-figures.js';
 import { snapshotsLines, type SnapshotsJson } from './workloads/snapshots.js';
+import { viewsSection, type ViewsJson } from './workloads/views.js';
 
 const APP = fileURLToPath(new URL('..', import.meta.url));
 const ROOT = resolve(APP, '..', '..');
@@ -94,6 +95,7 @@ interface Doc {
   programs?: Program[];
   scopes?: ScopesJson;
   snapshots?: SnapshotsJson | null;
+  views?: ViewsJson;
 }
 
 // --- formatting -------------------------------------------------------------------------------------
@@ -328,6 +330,7 @@ function main(): void {
   // the three designs on the same calls
   if (doc.scopes) L.push(...scopesSection(doc.scopes, rerun('scopes')));
 
+  if (doc.views) L.push(...viewsSection(doc.views, rerun('pair-view,view-strings')));
   // snapshots
   if (doc.snapshots) {
     L.push('## What a heap snapshot costs (`snapshots`)', '');

@@ -16,6 +16,7 @@ import { releaseSpareChunk } from './scope.js';
 import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { ClassicHeapStats } from './stats.js';
 import { TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
+import type { HeapView } from './views.js';
 
 /** This backend's name. */
 export const CLASSIC_BACKEND = 'pool_classic';
@@ -48,7 +49,8 @@ export class ClassicBackedHeap extends PoolHeapBase implements Heap {
     if (this.detached) throw closedError();
     return this.pool.realloc(ptr, size);
   }
-  free(ptr: number, size?: number): void {
+  free(ptr: number | HeapView, size?: number): void {
+    if (typeof ptr !== 'number') ptr = this.viewPointer(ptr, 'free'); // a typed array: the block it starts (views.ts)
     if (this.detached) throw closedError();
     if (size !== undefined && ptr !== 0) {
       const usable = this.pool.usableSize(ptr);

@@ -21,6 +21,7 @@ import { releaseSpareChunk } from './scope.js';
 import { PoolHeapBase, wrongSize } from './pool-heap.js';
 import type { GlobalHeapStats } from './stats.js';
 import { TICK_MAX_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions } from './types.js';
+import type { HeapView } from './views.js';
 
 /** This backend's name. */
 export const GLOBAL_BACKEND = 'pool_global';
@@ -92,7 +93,8 @@ export class GlobalBackedHeap extends PoolHeapBase implements Heap {
     this.pool.free(ptr);
     return moved;
   }
-  free(ptr: number, size?: number): void {
+  free(ptr: number | HeapView, size?: number): void {
+    if (typeof ptr !== 'number') ptr = this.viewPointer(ptr, 'free'); // a typed array: the block it starts (views.ts)
     if (this.detached) throw closedError();
     if (size !== undefined && ptr !== 0) {
       const usable = this.pool.usableSize(ptr);

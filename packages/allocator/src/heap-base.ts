@@ -15,6 +15,7 @@ import { Scope } from './scope.js';
 import { watchThenWait } from './wait-watch.js';
 import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
 import type { HeapStats } from './stats.js';
+import { HeapViews } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type BackgroundErrorHandler, type BackgroundWork, type BrowserWorker, type Heap, type WatchableWorker, type WatchOptions } from './types.js';
 import { warnOnce } from './warn-once.js';
 import { threadExited, threadWatched, unwatchThreadWorkers, watchThreadWorkers } from './worker-watch.js';
@@ -65,10 +66,10 @@ const watchedWorkers = new WeakMap<object, WeakSet<object>>();
 /** Per heap object: the handler set with `onError` (none: the default). */
 const errorHandlers = new WeakMap<object, BackgroundErrorHandler | null>();
 
-/** What every backend's heap does the same way (see above); each backend's heap class extends it. */
-export abstract class HeapBase {
+/** What every backend's heap does the same way (see above; typed views and strings: views.ts); each backend's heap class extends it. */
+export abstract class HeapBase extends HeapViews {
   /** The address space underneath (views, reserve, commit). */
-  abstract readonly space: AddressSpace;
+  abstract override readonly space: AddressSpace;
   /**
    * Whether the agent has left the heap. Declared here, assigned by each backend's constructor where its field
    * layout wants it: V8 lays fields out in the order they are first assigned, and a base constructor assigns
@@ -76,7 +77,7 @@ export abstract class HeapBase {
    */
   protected declare detached: boolean;
   /** Allocates `size` bytes: see the backends. */
-  abstract malloc(size: number): number;
+  abstract override malloc(size: number): number;
   /** One idle visit; returns the milliseconds until the next. */
   abstract tick(): number;
   /** This agent's figures: see the backends. */

@@ -18,6 +18,7 @@ import { HeapBase, addonOf, closedError, watchedThreadAlive, withOptions } from 
 import { ANSWER_GRACE_MS, Presence, pingAgent } from './presence.js';
 import { releaseSpareChunk } from './scope.js';
 import type { ArenaHeapStats } from './stats.js';
+import type { HeapView } from './views.js';
 import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type Heap, type HeapHandle, type HeapOptions, type WatchOptions } from './types.js';
 
 /** This backend's name. */
@@ -242,10 +243,12 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
 
   /**
    * Frees the block at `ptr`; `free(0)` does nothing. With `size` (a sized free) the size must be in the
-   * block's class. A block of another agent is sent home in a batch.
+   * block's class. A block of another agent is sent home in a batch. A typed array that starts a block of this heap
+   * frees that block (see {@link Heap.free}).
    * @throws HeapError (BAD_POINTER, MISALIGNED, DOUBLE_FREE, WRONG_SIZE) and leaves the heap as it was.
    */
-  free(ptr: number, size?: number): void {
+  free(ptr: number | HeapView, size?: number): void {
+    if (typeof ptr !== 'number') ptr = this.viewPointer(ptr, 'free'); // a typed array: the block it starts (views.ts)
     // The common case first, inlinable: a free of a small block, unsized or with a size of its class, that
     // the cache takes (a detached agent's cache has depth 0 and takes none).
     const u32 = this.arena.u32;

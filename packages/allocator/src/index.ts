@@ -60,6 +60,8 @@ export function attachHeap(handle: HeapHandle, options: AttachOptions = {}): Hea
   return instrument(heap, (handle as CheckedHandle).shadow);
 }
 
+export { STRING_HEADER_BYTES } from './strings.js';
+export type { HeapView, HeapViewConstructor, ViewOf } from './views.js';
 export { SHAPE_ANCHOR_BYTES, hasShapeAnchor } from './shape-anchor.js';
 export { SCOPE_ALIGN, SCOPE_FIRST_CHUNK, SCOPE_MAX_CHUNK, type Scope } from './scope.js';
 export {

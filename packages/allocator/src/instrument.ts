@@ -10,6 +10,7 @@ import { HeapError, formatAddress } from '@paddock/platform';
 import { Scope } from './scope.js';
 import { SCOPE_RELEASED_STATE, ScopeQuarantine, scopeReleasedError } from './scope-quarantine.js';
 import type { Heap, HeapHandle } from './types.js';
+import type { HeapView } from './views.js';
 
 /** One record of the allocation trace. */
 export type TraceRecord = { op: 'malloc' | 'calloc' | 'realloc' | 'free'; ptr: number; size: number; from?: number; t: number };
@@ -27,7 +28,8 @@ export interface Traced {
 /** Wraps `heap` so that every allocation and free is recorded. */
 export function withTrace<H extends Heap>(heap: H): H & Traced {
   const records: TraceRecord[] = [];
-  const { malloc, calloc, realloc, free } = heap;
+  const { malloc, calloc, realloc } = heap;
+  const free = heap.free as (ptr: number, size?: number) => void;
   const t0 = performance.now();
   const now = () => Math.round((performance.now() - t0) * 1000) / 1000;
   // A wrapper over the heap, not the heap itself: the backend's own internal calls (calloc's malloc,
@@ -48,7 +50,8 @@ export function withTrace<H extends Heap>(heap: H): H & Traced {
       records.push({ op: 'realloc', ptr: moved, size, from: ptr, t: now() });
       return moved;
     },
-    free(ptr: number, size?: number): void {
+    free(ptr: number | HeapView, size?: number): void {
+      if (typeof ptr !== 'number') ptr = heap.pointerOf(ptr); // a typed array: the block it starts
       free.call(heap, ptr, size);
       if (ptr !== 0) records.push({ op: 'free', ptr, size: size ?? 0, t: now() });
     },
@@ -66,7 +69,8 @@ export function shadowFor(maxBytes: number): SharedArrayBuffer {
 /** Wraps `heap` with shadow checks over `shadow` (made by {@link shadowFor}, shared by all agents). */
 export function withChecks<H extends Heap>(heap: H, shadow: SharedArrayBuffer): H {
   const bits = new Int32Array(shadow);
-  const { malloc, calloc, realloc, free, detach } = heap;
+  const { malloc, calloc, realloc, detach } = heap;
+  const free = heap.free as (ptr: number, size?: number) => void;
   const slot = (p: number) => p >>> 5;
   const mark = (p: number, live: boolean, poisoned: boolean) => {
     const i = slot(p);
@@ -132,7 +136,8 @@ export function withChecks<H extends Heap>(heap: H, shadow: SharedArrayBuffer): 
       }
       return moved;
     },
-    free(ptr: number, size?: number): void {
+    free(ptr: number | HeapView, size?: number): void {
+      if (typeof ptr !== 'number') ptr = heap.pointerOf(ptr); // a typed array: the block it starts
       if (ptr === 0) return;
       release(ptr);
       free.call(heap, ptr, size);

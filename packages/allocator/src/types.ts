@@ -7,6 +7,7 @@ import type { AddressSpace, AddressSpaceHandle, BackingKind, PageReturnMode } fr
 import type { Scope } from './scope.js';
 import type { HeapSnapshot } from './snapshot.js';
 import type { HeapStats } from './stats.js';
+import type { HeapView, HeapViewConstructor, ViewOf } from './views.js';
 
 /** Which background work an error reported to {@link Heap.onError} came from. */
 export type BackgroundWork = 'idle tick' | 'reap';
@@ -127,8 +128,97 @@ export interface Heap {
    * (nothing changes).
    */
   realloc(ptr: number, size: number): number;
+  /**
+   * Frees the block at `ptr`; `free(0)` does nothing. With `size` (a sized free) the size must name the block's class.
+   * @throws HeapError `BAD_POINTER`, `MISALIGNED`, `DOUBLE_FREE` or `WRONG_SIZE` (nothing changes).
+   */
   free(ptr: number, size?: number): void;
+  /**
+   * Frees the block `view` starts (a view from {@link Heap.mallocAs}, {@link Heap.viewAs}, or any typed array whose
+   * `byteOffset` is a block's pointer), checked before anything changes: its buffer must be this heap's memory (the
+   * current buffer, an older buffer of a grown wasm memory, or the heap's buffer as another agent sent it) and its
+   * offset a live block's start. Only the start is looked at: a view shorter than the block frees the whole block.
+   * @throws TypeError when `view` is not a typed array (or DataView).
+   * @throws HeapError `BAD_POINTER` for a view of another buffer or at offset 0; the errors of `free(ptr)` for an
+   * offset that starts no live block (a subarray inside a block, a block freed already).
+   */
+  free(view: HeapView): void;
   usableSize(ptr: number): number;
+  /**
+   * Allocates a block for `length` elements of `ctor` (`Float64Array`, `BigInt64Array`, any integer or float typed
+   * array) and returns a view of them: `malloc(length * ctor.BYTES_PER_ELEMENT)` and one typed-array construction.
+   * Every block starts at an address aligned to 32 bytes or more, so every element type is aligned. The contents are
+   * not zeroed. Length 0 gives a minimal block (as `malloc(0)`) and an empty view whose `byteOffset` is its pointer:
+   * free it with `free(view)` like any other. The view is fixed-length and stays valid when the buffer grows (see
+   * docs/design/allocator.md); free it with `free(view)` or `free(view.byteOffset)`.
+   * @throws TypeError when `ctor` is not a typed array constructor.
+   * @throws RangeError when `length` is not a non-negative integer or its bytes are above `maxBytes`.
+   * @throws HeapError `OUT_OF_MEMORY` as {@link Heap.malloc}; `DETACHED` once closed.
+   */
+  mallocAs<C extends HeapViewConstructor>(ctor: C, length: number): ViewOf<C>;
+  /**
+   * {@link Heap.mallocAs} with the elements zeroed (as {@link Heap.calloc}).
+   * @throws TypeError, RangeError and HeapError as {@link Heap.mallocAs}.
+   */
+  callocAs<C extends HeapViewConstructor>(ctor: C, length: number): ViewOf<C>;
+  /**
+   * Resizes the block `view` starts to `length` elements of the view's type, as {@link Heap.realloc}: the elements up
+   * to the smaller length are kept, and a new view (of the same type) is returned; `view` must not be used after,
+   * unless the call threw.
+   * @throws TypeError when `view` is not a typed array.
+   * @throws RangeError for a bad `length`, as {@link Heap.mallocAs}.
+   * @throws HeapError `BAD_POINTER` as {@link Heap.free} for a view that starts no live block of this heap;
+   * `OUT_OF_MEMORY` as {@link Heap.realloc} (the old block then stays live, where it was).
+   */
+  reallocAs<V extends HeapView>(view: V, length: number): V;
+  /**
+   * A view of `length` elements of `ctor` over the block at `ptr`: a pointer received from another agent, say. The
+   * pointer must be a live block's start (the backend's own pointer check, `usableSize`), aligned for `ctor`, and the
+   * view must fit in the block's usable size.
+   * @throws TypeError when `ctor` is not a typed array constructor.
+   * @throws RangeError when `length` is not a non-negative integer, or the view would run past the block's usable size.
+   * @throws HeapError `MISALIGNED` for a `ptr` that is not a multiple of the element size; `BAD_POINTER` for one that
+   * is not a live block's start (its message says what the backend found); `DETACHED` once closed.
+   */
+  viewAs<C extends HeapViewConstructor>(ctor: C, ptr: number, length: number): ViewOf<C>;
+  /**
+   * The pointer of the block `view` starts (its `byteOffset`), checked as {@link Heap.free} checks a view, and the
+   * block live: what to send another agent, which makes its own view with {@link Heap.viewAs}.
+   * @throws TypeError when `view` is not a typed array; HeapError `BAD_POINTER` as {@link Heap.free} and
+   * {@link Heap.viewAs}.
+   */
+  pointerOf(view: HeapView): number;
+  /**
+   * Allocates a block holding `s` as a string record: its UTF-8 byte length (a Uint32) at the pointer, the UTF-8 bytes
+   * right after (exactly `TextEncoder`'s: a lone surrogate becomes U+FFFD). Returns the pointer; read it back with
+   * {@link Heap.readString}, free it with `free`. The empty string takes a 4-byte record.
+   * @throws TypeError when `s` is not a string.
+   * @throws HeapError `OUT_OF_MEMORY` as {@link Heap.malloc}; `DETACHED` once closed.
+   */
+  mallocString(s: string): number;
+  /**
+   * Writes `s` as a string record (as {@link Heap.mallocString} lays it out) at `ptr`, into memory the caller holds
+   * (inside a block of its own, say), within `capacity` bytes; returns the bytes written (4 + the UTF-8 length).
+   * Nothing is written when it throws.
+   * @throws TypeError when `s` is not a string.
+   * @throws RangeError when `capacity` is not a non-negative integer, or the record needs more than `capacity`.
+   * @throws HeapError `BAD_POINTER` unless `ptr` is 4-aligned, past the space header, and `capacity` bytes from it
+   * lie within the heap's memory; `DETACHED` once closed.
+   */
+  writeString(s: string, ptr: number, capacity: number): number;
+  /**
+   * The string of the record at `ptr` (from {@link Heap.mallocString} or {@link Heap.writeString}), decoded as
+   * `TextDecoder` does (bytes that are not UTF-8 become U+FFFD). The pointer is checked to lie in the heap, not to be
+   * a live block: a record in a block freed since reads whatever is there now.
+   * @throws HeapError `BAD_POINTER` as {@link Heap.writeString}; `CORRUPTION` when the length there runs past the
+   * heap's memory (no record starts there); `DETACHED` once closed.
+   */
+  readString(ptr: number): string;
+  /**
+   * The UTF-8 bytes of `s` (what `TextEncoder` makes of it); a record takes 4 more.
+   * @throws TypeError when `s` is not a string.
+   */
+  stringBytes(s: string): number;
   /** Sends pending cross-agent frees home. Returns how many objects went. */
   flush(): number;
   /** Reclaims frees other agents delivered. Returns how many objects came back. */

@@ -36,6 +36,8 @@ export const H_RESERVED_GRANULES = 7;
 export const H_AGENTS = 8;
 export const H_GROW_PAGES = 9;
 export const H_ROOTS = 16;
+/** The Int32 index, from the space's base, of root word 0 (what reads a root through another view of the buffer). */
+export const ROOT_WORD = H_ROOTS;
 /** First word of the reservation bitmap. */
 export const RESERVE_BITMAP = 64;
 /** Header words an opener reads before it knows the header's size. */

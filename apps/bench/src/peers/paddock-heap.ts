@@ -33,6 +33,9 @@ export type PaddockHeap = Pick<
   | 'detach'
   | 'scope'
   | 'snapshot'
+  | 'mallocAs'
+  | 'mallocString'
+  | 'readString'
 >;
 export type CreateHeap = (options: Pick<HeapOptions, 'maxBytes' | 'profile'>) => PaddockHeap;
 /** What the workers call in the module they load: `attachHeap(handle)`. */

@@ -10,6 +10,7 @@ import { realloc } from './realloc.js';
 import { scopes } from './scopes.js';
 import { snapshots } from './snapshots.js';
 import { timed } from './timed.js';
+import { views } from './views.js';
 import type { WorkloadDescriptor } from './workload.js';
 
-export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes, snapshots, capacity];
+export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes, snapshots, views, capacity];
