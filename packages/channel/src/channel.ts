@@ -22,6 +22,7 @@ import {
   H_SEND_WAKE,
   H_TAIL,
   H_TOKENS,
+  H_WAKES,
   MAGIC,
   MAGIC_DROPPED,
   R_ANSWERS,
@@ -66,7 +67,19 @@ export interface ChannelStats {
   recoveredFrees: number;
   /** Records of dead agents cleaned. */
   recordsCleaned: number;
+  /** Wake signals: a send or receive that found a waiter parked changed its wake word and notified (`close` not counted). */
+  wakes: number;
 }
+
+/**
+ * A timer that keeps the agent's event loop alive while it waits with `Atomics.waitAsync`, which holds none (a Node
+ * worker whose only work left is such a wait would end, its promise unsettled). The heap's wait ends within its
+ * 500 ms bound, before this fires; the timer is cleared then.
+ */
+function keepAlive(): ReturnType<typeof setTimeout> {
+  return setTimeout(keptAlive, 1000);
+}
+function keptAlive(): void {}
 
 function describe(v: unknown): string {
   return typeof v === 'number' ? String(v) : v === null ? 'null' : typeof v;
@@ -126,7 +139,11 @@ export class Channel {
     const i32 = this.i32;
     if (this.left) throw new HeapError('BAD_HANDLE', 'this channel object has left the channel (leave()): open it again');
     if (Atomics.load(i32, this.base + H_MAGIC) !== MAGIC || i32[this.base + H_ID] !== this.id) {
-      if (i32[this.base + H_MAGIC] === MAGIC_DROPPED) throw new HeapError('CHANNEL_DROPPED', 'this channel has been dropped');
+      // A dropped channel's block went back to the heap, whose free lists may have written its first words; the
+      // flags word says dropped until the block is reused.
+      if (i32[this.base + H_MAGIC] === MAGIC_DROPPED || (Atomics.load(i32, this.base + H_FLAGS) & FLAG_DROPPED) !== 0) {
+        throw new HeapError('CHANNEL_DROPPED', 'this channel has been dropped');
+      }
       throw new HeapError('BAD_HANDLE', 'the channel block no longer holds this channel (dropped and reused?)');
     }
     if (this.heap.isDetached) throw new HeapError('DETACHED', 'the heap object this channel was opened with is closed');
@@ -242,9 +259,11 @@ export class Channel {
   }
 
   private async sendParkedAsync(ptr: number, wake: number, bound: number): Promise<void> {
+    const keep = keepAlive();
     try {
       await this.heap.waitAsync(this.i32, this.base + H_SEND_WAKE, wake, bound);
     } finally {
+      clearTimeout(keep);
       Atomics.sub(this.i32, this.base + H_PARKED_SENDERS, 1);
     }
     this.enter();
@@ -306,9 +325,11 @@ export class Channel {
   }
 
   private async recvParkedAsync(deadline: number, wake: number, bound: number): Promise<number> {
+    const keep = keepAlive();
     try {
       await this.heap.waitAsync(this.i32, this.base + H_RECV_WAKE, wake, bound);
     } finally {
+      clearTimeout(keep);
       Atomics.sub(this.i32, this.base + H_PARKED_RECEIVERS, 1);
     }
     this.enter();
@@ -566,6 +587,7 @@ export class Channel {
       recoveredSends: Atomics.load(i32, b + H_RECOVERED_SENDS),
       recoveredFrees: Atomics.load(i32, b + H_RECOVERED_FREES),
       recordsCleaned: Atomics.load(i32, b + H_RECORDS_CLEANED),
+      wakes: Atomics.load(i32, b + H_WAKES),
     };
   }
 }

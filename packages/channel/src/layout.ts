@@ -40,6 +40,8 @@ export const H_RECOVERED_SENDS = 12;
 export const H_RECOVERED_FREES = 13;
 /** Records cleaned after their agents died. */
 export const H_RECORDS_CLEANED = 14;
+/** Wake signals: a send or receive that found a waiter parked bumped its wake word (and notified). */
+export const H_WAKES = 15;
 export const HEADER_WORDS = 16;
 
 export const FLAG_CLOSED = 1;

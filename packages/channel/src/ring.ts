@@ -16,6 +16,7 @@ import {
   H_RECV_WAKE,
   H_SEND_WAKE,
   H_TAIL,
+  H_WAKES,
   HEADER_WORDS,
   R_ANSWERS,
   R_ARMED,
@@ -191,6 +192,7 @@ export class Ring {
     const i32 = this.i32;
     if (Atomics.load(i32, this.base + H_PARKED_RECEIVERS) === 0) return;
     Atomics.add(i32, this.base + H_RECV_WAKE, 1);
+    Atomics.add(i32, this.base + H_WAKES, 1);
     Atomics.notify(i32, this.base + H_RECV_WAKE, count);
   }
 
@@ -199,6 +201,7 @@ export class Ring {
     const i32 = this.i32;
     if (Atomics.load(i32, this.base + H_PARKED_SENDERS) === 0) return;
     Atomics.add(i32, this.base + H_SEND_WAKE, 1);
+    Atomics.add(i32, this.base + H_WAKES, 1);
     Atomics.notify(i32, this.base + H_SEND_WAKE, count);
   }
 
