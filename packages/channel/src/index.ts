@@ -43,5 +43,6 @@ export function openChannel(heap: Heap, handle: ChannelHandle): Channel {
 }
 
 export { Channel, TIMED_OUT, type ChannelStats } from './channel.js';
+export { ChannelAgent } from './agent.js';
 export type { ChannelHandle, ChannelOptions } from './open.js';
 export { DEFAULT_CAPACITY, DEFAULT_RECORDS as DEFAULT_AGENTS, MAX_CAPACITY, MAX_RECORDS as MAX_AGENTS, MIN_CAPACITY } from './layout.js';

@@ -65,6 +65,11 @@ export const R_PINGS = 6;
 export const R_ANSWERS = 7;
 /** When the last ping was sent (the low 31 bits of `Date.now()`). */
 export const R_PINGED_AT = 8;
+/**
+ * Which parked count the owner is in (H_PARKED_SENDERS or H_PARKED_RECEIVERS, 0 for none): set after it adds itself
+ * and cleared before it takes itself off, so that the cleaner of a dead owner takes off only a count that was added.
+ */
+export const R_PARKED = 9;
 export const RECORD_WORDS = 12;
 
 /** Nothing in flight. */

@@ -21,6 +21,7 @@ import {
   R_ANSWERS,
   R_ARMED,
   R_OWNER,
+  R_PARKED,
   R_PINGED_AT,
   R_PINGS,
   R_POS,
@@ -246,6 +247,8 @@ export class Ring {
     }
     if (Atomics.compareExchange(i32, r + R_OWNER, owner, -this.token) !== owner) return false;
     this.finishStep(index);
+    const parked = Atomics.exchange(i32, r + R_PARKED, 0);
+    if (parked !== 0) Atomics.sub(i32, this.base + parked, 1);
     // The record goes back, its presence words zeroed for the next owner.
     Atomics.store(i32, r + R_ARMED, 0);
     Atomics.store(i32, r + R_PINGS, 0);

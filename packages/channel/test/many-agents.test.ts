@@ -2,26 +2,11 @@
 // on each backend: every block received exactly once, in order per producer, its contents intact (see
 // workers/agent.mjs for the ledger). And a parked receiver and a parked sender woken by another agent's step: the
 // channel's wake count shows the wake came from a notify, not from the wait's bound.
-import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import type { Heap } from '@paddock/allocator';
 import { createChannel, type Channel } from '../src/index.js';
-import { BACKENDS, conditionsOf, heapOf, type Backend } from './backends.js';
-
-const AGENT = new URL('./workers/agent.mjs', import.meta.url);
-export const SHARED_WORDS = 8;
-
-export function startAgent(backend: Backend, data: Record<string, unknown>): Worker {
-  return new Worker(AGENT, { workerData: data, execArgv: conditionsOf(backend) });
-}
-
-export function resultOf<T>(w: Worker): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    w.once('message', resolve);
-    w.once('error', reject);
-    w.once('exit', (code) => reject(new Error(`worker exited with code ${code} before it reported`)));
-  });
-}
+import { SHARED_WORDS, resultOf, startAgent } from './agents.js';
+import { BACKENDS, heapOf } from './backends.js';
 
 async function until(cond: () => boolean): Promise<void> {
   while (!cond()) await new Promise((r) => setTimeout(r, 2));
