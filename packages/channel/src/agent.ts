@@ -20,8 +20,12 @@ import {
   H_TOKENS,
   MAGIC,
   MAGIC_DROPPED,
+  R_ANSWERS,
+  R_ARMED,
   R_OWNER,
   R_PARKED,
+  R_PINGED_AT,
+  R_PINGS,
   R_PTR,
   R_STATE,
   S_IDLE,
@@ -87,13 +91,20 @@ export class ChannelAgent {
     for (let pass = 0; pass < 2; pass++) {
       for (let k = 0; k < ring.recordCount; k++) {
         const r = ring.recordAt(k);
-        if (Atomics.compareExchange(i32, r + R_OWNER, 0, token) !== 0) continue;
+        // Taken as if to clean it (-token) until this agent's presence wait is armed: an agent that dies before
+        // holds no record of its own, so the cleaner it looks like is gone, and the record is cleaned again.
+        if (Atomics.compareExchange(i32, r + R_OWNER, 0, -token) !== 0) continue;
+        Atomics.store(i32, r + R_ARMED, 0);
+        Atomics.store(i32, r + R_PINGS, 0);
+        Atomics.store(i32, r + R_ANSWERS, 0);
+        Atomics.store(i32, r + R_PINGED_AT, Date.now() & 0x7fffffff); // when the taking started
         Atomics.store(i32, r + R_STATE, S_IDLE);
         Atomics.store(i32, r + R_PTR, 0);
         ring.rec = r;
         ring.recIndex = k;
         ring.claimTag = ((k + 1) << STAMP_BITS) | 0;
         ring.presence = new RecordPresence(i32, r);
+        Atomics.store(i32, r + R_OWNER, token);
         return r;
       }
       ring.cleanAll();
