@@ -69,6 +69,10 @@ export class ChannelAgent {
   /** Int32 index of this object's record. */
   protected readonly rec: number;
   protected left = false;
+  /** Wakes owed for this agent's steps, and whether a batch defers them (see flushWakes). */
+  protected owedReceivers = 0;
+  protected owedSenders = 0;
+  protected deferWakes = 0;
 
   /** @internal use createChannel or openChannel. */
   constructor(heap: Heap, handle: ChannelHandle) {
@@ -186,7 +190,8 @@ export class ChannelAgent {
     const r = this.ring.sendStep(ptr);
     Atomics.store(i32, this.rec + R_STATE, S_IDLE);
     if (r !== 1) return false;
-    this.ring.wakeReceivers(1);
+    this.owedReceivers++;
+    if (this.deferWakes === 0) this.flushWakes();
     return true;
   }
 
@@ -198,7 +203,8 @@ export class ChannelAgent {
     const r = this.ring.recvStep();
     Atomics.store(i32, this.rec + R_STATE, S_IDLE);
     if (r === EMPTY || r === STUCK) return 0;
-    this.ring.wakeSenders(1);
+    this.owedSenders++;
+    if (this.deferWakes === 0) this.flushWakes();
     return r >>> 0;
   }
 
@@ -218,6 +224,7 @@ export class ChannelAgent {
       if (r === 1) return this.sent();
       if (this.isClosed()) return this.sendRefused();
       if (spin < SPINS) continue;
+      this.flushWakes(); // a batch's receivers first: they are what makes room
       const wake = Atomics.load(i32, this.base + H_SEND_WAKE);
       this.park(H_PARKED_SENDERS);
       const again = ring.sendStep(ptr);
@@ -263,8 +270,24 @@ export class ChannelAgent {
 
   protected sent(): undefined {
     Atomics.store(this.i32, this.rec + R_STATE, S_IDLE);
-    this.ring.wakeReceivers(1);
+    this.owedReceivers++;
+    if (this.deferWakes === 0) this.flushWakes();
     return undefined;
+  }
+
+  /**
+   * Wakes those parked for what this agent's steps made (blocks sent, slots freed), each side with one signal. A
+   * batch defers its wakes to its end, and flushes them before it parks (so that it never sleeps owing one).
+   */
+  protected flushWakes(): void {
+    if (this.owedReceivers !== 0) {
+      this.ring.wakeReceivers(this.owedReceivers);
+      this.owedReceivers = 0;
+    }
+    if (this.owedSenders !== 0) {
+      this.ring.wakeSenders(this.owedSenders);
+      this.owedSenders = 0;
+    }
   }
 
   protected sendRefused(): never {
