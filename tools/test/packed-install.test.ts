@@ -110,7 +110,7 @@ describe.skipIf(npm === null)('the packages, packed and installed outside the re
       const attw = run(process.execPath, [join(root, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js'), tarballs.get(pkg)!, '--profile', 'esm-only', '--format', 'ascii'], work);
       expect(attw.status, `attw packages/${pkg}:\n${attw.out}`).toBe(0);
     }
-  });
+  }, 240_000); // two tools per package, a few seconds each: over a minute for a dozen packages on a loaded machine
 
   it('@paddock/allocator: its README example runs on all three backends; the prebuilt addon returns pages with no compiler', () => {
     const deps = ['allocator', 'arena', 'large', 'platform', 'pool-classic', 'pool-global', 'profile', 'region', 'registry', 'thread-cache'];
