@@ -67,7 +67,7 @@ export class ChannelAgent {
   protected readonly base: number;
   protected readonly id: number;
   /** Int32 index of this object's record. */
-  protected readonly rec: number;
+  protected rec: number;
   protected left = false;
   /** Wakes owed for this agent's steps, and whether a batch defers them (see flushWakes). */
   protected owedReceivers = 0;
@@ -131,6 +131,17 @@ export class ChannelAgent {
       throw new HeapError('BAD_HANDLE', 'the channel block no longer holds this channel (dropped and reused?)');
     }
     if (this.heap.isDetached) throw new HeapError('DETACHED', 'the heap object this channel was opened with is closed');
+    // A ping since the last call is answered here too (a worker busy in a loop of calls may not reach its event
+    // loop for a long time), and a record taken back from this object (it was idle and took too long to answer:
+    // see presence.ts) is replaced by a fresh one.
+    this.ring.presence?.answer();
+    if (Atomics.load(i32, this.rec + R_OWNER) !== this.ring.token) this.retake();
+  }
+
+  /** This object's record was cleaned as a gone agent's: it takes another (its old one may be someone else's). */
+  private retake(): void {
+    this.ring.presence?.release(true);
+    this.rec = this.takeRecord();
   }
 
   protected closedError(): HeapError {

@@ -10,7 +10,7 @@ const step = (s) => {
 
 async function main() {
   step('create');
-  const heap = createHeap({ maxBytes: 64 << 20 });
+  const heap = createHeap({ maxBytes: 256 << 20 });
   const ch = createChannel(heap, { capacity: 16 });
   const p = heap.malloc(64);
   const refused = [];
