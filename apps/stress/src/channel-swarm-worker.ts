@@ -23,7 +23,11 @@ async function produce(): Promise<void> {
   const batch: number[] = [];
   for (let seq = 0; !stopping(); seq++) {
     const id = Atomics.add(w, W_NEXT_ID, 1);
-    if (id >= book.length) break;
+    if (id >= book.length) {
+      // The ledger is used up: the run ends early (the main thread sees it); wait to be told, as a producer does.
+      while (!stopping()) Atomics.wait(w, W_STOP, 0, 10);
+      break;
+    }
     const p = heap.malloc(64);
     const i32 = heap.i32;
     i32[p >>> 2] = data.incarnation;

@@ -106,11 +106,13 @@ export async function runChannelSwarm(seed: number, only?: Backend): Promise<Cha
   }
   let kills = 0;
   let departures = 0;
-  for (let e = 0; e < events && faults.length === 0; e++) {
+  const ids = ledger.byteLength >>> 2;
+  for (let e = 0; e < events && faults.length === 0 && Atomics.load(w, W_NEXT_ID) < ids; e++) {
     // Mid-traffic: after some more blocks went through (a wedged channel never gets there: the run times out).
+    // A run whose producers used up the ledger's ids ends early.
     const target = Atomics.load(w, W_RECEIVED) + 10 + (random() % 40);
     const deadline = Date.now() + 30_000;
-    while (Atomics.load(w, W_RECEIVED) < target) {
+    while (Atomics.load(w, W_RECEIVED) < target && Atomics.load(w, W_NEXT_ID) < ids) {
       if (Date.now() > deadline) {
         faults.push(`no progress for 30 s after ${kills} kills and ${departures} departures: the channel is wedged`);
         break;
