@@ -92,28 +92,41 @@ export class ChannelAgent {
     let token = Atomics.add(i32, this.base + H_TOKENS, 1) + 1;
     if (token <= 0) token = (token & 0x7fffffff) + 1;
     ring.token = token;
-    for (let pass = 0; pass < 2; pass++) {
-      for (let k = 0; k < ring.recordCount; k++) {
-        const r = ring.recordAt(k);
-        // Taken as if to clean it (-token) until this agent's presence wait is armed: an agent that dies before
-        // holds no record of its own, so the cleaner it looks like is gone, and the record is cleaned again.
-        if (Atomics.compareExchange(i32, r + R_OWNER, 0, -token) !== 0) continue;
-        Atomics.store(i32, r + R_ARMED, 0);
-        Atomics.store(i32, r + R_PINGS, 0);
-        Atomics.store(i32, r + R_ANSWERS, 0);
-        Atomics.store(i32, r + R_PINGED_AT, Date.now() & 0x7fffffff); // when the taking started
-        Atomics.store(i32, r + R_STATE, S_IDLE);
-        Atomics.store(i32, r + R_PTR, 0);
-        ring.rec = r;
-        ring.recIndex = k;
-        ring.claimTag = ((k + 1) << STAMP_BITS) | 0;
-        ring.presence = new RecordPresence(i32, r);
-        Atomics.store(i32, r + R_OWNER, token);
-        return r;
-      }
-      ring.cleanAll();
-    }
+    for (let k = 0; k < ring.recordCount; k++) if (this.tryTake(k, token)) return this.rec;
+    // None free: the records of gone agents are cleaned, one at a time, until one can be taken (pinging no more
+    // live owners than it must).
+    for (let k = 0; k < ring.recordCount; k++) if (ring.cleanIfGone(k) && this.tryTake(k, token)) return this.rec;
     throw new HeapError('CHANNEL_AGENTS', `every one of the channel's ${ring.recordCount} agent records is held by a live agent (createChannel's agents option)`);
+  }
+
+  /** Takes record `k` if it is free (see takeRecord). */
+  private tryTake(k: number, token: number): boolean {
+    const ring = this.ring;
+    const i32 = this.i32;
+    const r = ring.recordAt(k);
+    // Taken as if to clean it (-token) until this agent's presence wait is armed: an agent that dies before holds
+    // no record of its own, so the cleaner it looks like is gone, and the record is cleaned again.
+    // When the taking started, stamped first (see cleanerAlive in ring.ts).
+    if (Atomics.load(i32, r + R_OWNER) !== 0) return false;
+    Atomics.store(i32, r + R_PINGED_AT, Date.now() & 0x7fffffff);
+    if (Atomics.compareExchange(i32, r + R_OWNER, 0, -token) !== 0) return false;
+    Atomics.store(i32, r + R_ARMED, 0);
+    Atomics.store(i32, r + R_PINGS, 0);
+    Atomics.store(i32, r + R_ANSWERS, 0);
+    Atomics.store(i32, r + R_STATE, S_IDLE);
+    Atomics.store(i32, r + R_PTR, 0);
+    ring.rec = r;
+    ring.recIndex = k;
+    ring.claimTag = ((k + 1) << STAMP_BITS) | 0;
+    ring.presence = new RecordPresence(i32, r);
+    if (Atomics.compareExchange(i32, r + R_OWNER, -token, token) !== -token) {
+      // Taken for gone meanwhile (this agent was kept from running for seconds): another record is looked for.
+      ring.presence.release(true);
+      ring.presence = null;
+      return false;
+    }
+    this.rec = r;
+    return true;
   }
 
   // ---- checks --------------------------------------------------------------------------------------------

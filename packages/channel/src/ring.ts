@@ -245,6 +245,9 @@ export class Ring {
     } else if (this.cleanerAlive(-owner, r)) {
       return false;
     }
+    // When the cleaning started (see cleanerAlive), stamped before the record says who cleans it: whoever reads the
+    // cleaner's token there reads a fresh stamp with it.
+    Atomics.store(i32, r + R_PINGED_AT, Date.now() & 0x7fffffff);
     if (Atomics.compareExchange(i32, r + R_OWNER, owner, -this.token) !== owner) return false;
     this.finishStep(index);
     const parked = Atomics.exchange(i32, r + R_PARKED, 0);
@@ -254,16 +257,17 @@ export class Ring {
     Atomics.store(i32, r + R_PINGS, 0);
     Atomics.store(i32, r + R_ANSWERS, 0);
     Atomics.store(i32, r + R_PINGED_AT, 0);
+    // Given back unless another agent took the cleaning over meanwhile (it took this one for gone: it finishes it).
+    if (Atomics.compareExchange(i32, r + R_OWNER, -this.token, 0) !== -this.token) return false;
     Atomics.add(i32, this.base + H_RECORDS_CLEANED, 1);
-    Atomics.store(i32, r + R_OWNER, 0);
     return true;
   }
 
   /**
-   * Whether the agent with token `token`, which holds record `r` as minus its token, is alive. Either it is cleaning
-   * `r` (it holds a record of its own: that record's presence says), or it is taking `r` for itself (it holds no
-   * other, and arms `r`'s presence before it puts its token there: `r`'s presence says, and before it is armed, the
-   * time the taking started, taken as alive for {@link ANSWER_GRACE_MS}).
+   * Whether the agent with token `token`, which holds record `r` as minus its token (cleaning it, or taking it for
+   * itself), is alive. If it holds a record of its own, that record's presence says. If not (an agent opening the
+   * channel takes a record, and may clean others first, before it holds one), the time it started, stamped in
+   * `r`, says: alive for {@link ANSWER_GRACE_MS} from then (taking or cleaning a record takes microseconds).
    */
   private cleanerAlive(token: number, r: number): boolean {
     const i32 = this.i32;
@@ -271,8 +275,6 @@ export class Ring {
       const own = this.recordAt(k);
       if (Atomics.load(i32, own + R_OWNER) === token) return pingOwner(i32, own) !== 'gone';
     }
-    const found = pingOwner(i32, r);
-    if (found !== 'unknown') return found !== 'gone';
     return (((Date.now() & 0x7fffffff) - Atomics.load(i32, r + R_PINGED_AT)) & 0x7fffffff) < ANSWER_GRACE_MS;
   }
 
