@@ -3,6 +3,7 @@
  * `WorkloadDescriptor`) and its line here.
  */
 import { capacity } from './capacity.js';
+import { channels } from './channels.js';
 import { cross } from './cross.js';
 import { hold } from './hold.js';
 import { programs } from './programs.js';
@@ -12,4 +13,4 @@ import { snapshots } from './snapshots.js';
 import { timed } from './timed.js';
 import type { WorkloadDescriptor } from './workload.js';
 
-export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes, snapshots, capacity];
+export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes, snapshots, channels, capacity];
