@@ -11,4 +11,5 @@ export const LAYERS = {
   '@paddock/thread-cache': 5,
   '@paddock/large': 5,
   '@paddock/allocator': 6,
+  '@paddock/channel': 7,
 };

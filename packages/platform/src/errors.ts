@@ -24,6 +24,12 @@ export type HeapErrorCode =
   | 'CANNOT_BLOCK'
   /** A reap of an agent that is alive (its worker has not exited, or its thread answered): reaping is for agents that are gone. */
   | 'AGENT_ALIVE'
+  /** A send on a channel that has been closed (`@paddock/channel`). */
+  | 'CHANNEL_CLOSED'
+  /** Any use of a channel that has been dropped: its blocks went back to the heap. */
+  | 'CHANNEL_DROPPED'
+  /** Opening a channel whose every agent record is held by a live agent (see its `agents` option). */
+  | 'CHANNEL_AGENTS'
   | 'UNSUPPORTED';
 
 /** An error from the heap, with a `code` that says which rule was broken. */

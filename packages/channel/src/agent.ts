@@ -1,0 +1,324 @@
+/**
+ * What a channel object does under its public calls: it takes an agent record in the channel's block when it opens,
+ * checks every call, and makes one send or receive, or waits for one. Waits are heap waits (`heap.wait`,
+ * `heap.waitAsync`): this agent's pending frees go home before it sleeps and what came home is taken in after; a
+ * waiter is counted parked first, so that a sender or receiver notifies only when someone is (docs/design/channel.md,
+ * parking).
+ */
+import { HeapError, type Heap } from '@paddock/allocator';
+import { agentCanBlock } from '@paddock/platform';
+import {
+  FLAG_CLOSED,
+  FLAG_DROPPED,
+  H_FLAGS,
+  H_ID,
+  H_MAGIC,
+  H_PARKED_RECEIVERS,
+  H_PARKED_SENDERS,
+  H_RECV_WAKE,
+  H_SEND_WAKE,
+  H_TOKENS,
+  MAGIC,
+  MAGIC_DROPPED,
+  R_OWNER,
+  R_PARKED,
+  R_PTR,
+  R_STATE,
+  S_IDLE,
+  S_RECV,
+  S_SEND_INTENT,
+  STAMP_BITS,
+} from './layout.js';
+import type { ChannelHandle } from './open.js';
+import { RecordPresence } from './presence.js';
+import { EMPTY, READY, Ring, STUCK } from './ring.js';
+
+/** What `recv`, `recvAsync` and the batch receives return when their timeout passed first. */
+export const TIMED_OUT = -1;
+/** Steps retried before a waiter parks. */
+const SPINS = 16;
+/** A waiter that found a slot claimed mid-step parks this long at most before it looks again, in ms. */
+const STUCK_WAIT_MS = 2;
+
+/**
+ * A timer that keeps the agent's event loop alive while it waits with `Atomics.waitAsync`, which holds none (a Node
+ * worker whose only work left is such a wait would end, its promise unsettled). The heap's wait ends within its
+ * 500 ms bound, before this fires; the timer is cleared then.
+ */
+function keepAlive(): ReturnType<typeof setTimeout> {
+  return setTimeout(keptAlive, 1000);
+}
+function keptAlive(): void {}
+
+function describe(v: unknown): string {
+  return typeof v === 'number' ? String(v) : v === null ? 'null' : typeof v;
+}
+
+/** One agent's hold on a channel: its record, its checks and its waits (the public calls are Channel's). */
+export class ChannelAgent {
+  readonly handle: ChannelHandle;
+  protected readonly heap: Heap;
+  protected readonly ring: Ring;
+  protected readonly i32: Int32Array;
+  protected readonly base: number;
+  protected readonly id: number;
+  /** Int32 index of this object's record. */
+  protected readonly rec: number;
+  protected left = false;
+
+  /** @internal use createChannel or openChannel. */
+  constructor(heap: Heap, handle: ChannelHandle) {
+    this.handle = handle;
+    this.heap = heap;
+    this.i32 = heap.i32;
+    this.ring = new Ring(heap, this.i32, handle.ptr, handle.capacity, handle.agents);
+    this.base = this.ring.base;
+    this.id = handle.id;
+    this.rec = this.takeRecord();
+  }
+
+  /** Takes a free agent record (cleaning those of gone agents if none is free). @throws HeapError CHANNEL_AGENTS. */
+  private takeRecord(): number {
+    const ring = this.ring;
+    const i32 = this.i32;
+    let token = Atomics.add(i32, this.base + H_TOKENS, 1) + 1;
+    if (token <= 0) token = (token & 0x7fffffff) + 1;
+    ring.token = token;
+    for (let pass = 0; pass < 2; pass++) {
+      for (let k = 0; k < ring.recordCount; k++) {
+        const r = ring.recordAt(k);
+        if (Atomics.compareExchange(i32, r + R_OWNER, 0, token) !== 0) continue;
+        Atomics.store(i32, r + R_STATE, S_IDLE);
+        Atomics.store(i32, r + R_PTR, 0);
+        ring.rec = r;
+        ring.recIndex = k;
+        ring.claimTag = ((k + 1) << STAMP_BITS) | 0;
+        ring.presence = new RecordPresence(i32, r);
+        return r;
+      }
+      ring.cleanAll();
+    }
+    throw new HeapError('CHANNEL_AGENTS', `every one of the channel's ${ring.recordCount} agent records is held by a live agent (createChannel's agents option)`);
+  }
+
+  // ---- checks --------------------------------------------------------------------------------------------
+
+  /** Every call starts here. @throws HeapError CHANNEL_DROPPED (or BAD_HANDLE), DETACHED. */
+  protected enter(): void {
+    const i32 = this.i32;
+    if (this.left) throw new HeapError('BAD_HANDLE', 'this channel object has left the channel (leave()): open it again');
+    if (Atomics.load(i32, this.base + H_MAGIC) !== MAGIC || i32[this.base + H_ID] !== this.id) {
+      // A dropped channel's block went back to the heap, whose free lists may have written its first words; the
+      // flags word says dropped until the block is reused.
+      if (i32[this.base + H_MAGIC] === MAGIC_DROPPED || (Atomics.load(i32, this.base + H_FLAGS) & FLAG_DROPPED) !== 0) {
+        throw new HeapError('CHANNEL_DROPPED', 'this channel has been dropped');
+      }
+      throw new HeapError('BAD_HANDLE', 'the channel block no longer holds this channel (dropped and reused?)');
+    }
+    if (this.heap.isDetached) throw new HeapError('DETACHED', 'the heap object this channel was opened with is closed');
+  }
+
+  protected closedError(): HeapError {
+    return new HeapError('CHANNEL_CLOSED', 'this channel is closed: it takes no more blocks');
+  }
+
+  /** @throws HeapError BAD_POINTER unless `ptr` is a live block of this heap. */
+  protected checkPointer(ptr: number): void {
+    if (typeof ptr !== 'number' || (ptr >>> 0) !== ptr || ptr === 0) throw new HeapError('BAD_POINTER', `send takes a block pointer, got ${describe(ptr)}`);
+    try {
+      this.heap.usableSize(ptr);
+    } catch (err) {
+      if (err instanceof HeapError && err.code === 'DETACHED') throw err;
+      const why = err instanceof Error ? err.message : String(err);
+      throw new HeapError('BAD_POINTER', `send: ${ptr} is not a live block of this heap (${why})`, ptr);
+    }
+  }
+
+  protected checkCanBlock(): void {
+    if (!agentCanBlock()) {
+      throw new HeapError('CANNOT_BLOCK', 'this thread may not block (a browser window\'s main thread): use sendAsync, recvAsync or for await');
+    }
+  }
+
+  protected checkCount(ptrs: ArrayLike<number>, count: number | undefined): number {
+    if (ptrs === null || typeof ptrs !== 'object' || typeof ptrs.length !== 'number') throw new TypeError('a batch send takes an array of pointers');
+    const n = count ?? ptrs.length;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > ptrs.length) throw new RangeError(`count must be an integer from 0 to ${ptrs.length}, got ${describe(n)}`);
+    for (let k = 0; k < n; k++) this.checkPointer(ptrs[k]!);
+    return n;
+  }
+
+  protected checkOut(out: Uint32Array | number[], max: number | undefined): number {
+    if (!(out instanceof Uint32Array) && !Array.isArray(out)) throw new TypeError('a batch receive takes a Uint32Array or an array to fill');
+    const n = max ?? out.length;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || (out instanceof Uint32Array && n > out.length)) {
+      throw new RangeError(`max must be an integer from 1 to ${out.length}, got ${describe(n)}`);
+    }
+    return n;
+  }
+
+  protected checkTimeout(timeoutMs: number): void {
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a non-negative number, got ${describe(timeoutMs)}`);
+  }
+
+  protected isClosed(): boolean {
+    return (Atomics.load(this.i32, this.base + H_FLAGS) & FLAG_CLOSED) !== 0;
+  }
+
+  // ---- one send, one receive -----------------------------------------------------------------------------
+
+  /** One attempt to send `ptr` (checked): true when it went; false when full or stuck. */
+  protected trySendOne(ptr: number): boolean {
+    const i32 = this.i32;
+    Atomics.store(i32, this.rec + R_PTR, ptr);
+    Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
+    const r = this.ring.sendStep(ptr);
+    Atomics.store(i32, this.rec + R_STATE, S_IDLE);
+    if (r !== 1) return false;
+    this.ring.wakeReceivers(1);
+    return true;
+  }
+
+  /** One attempt to receive: the block, or 0 (empty or stuck). */
+  protected tryRecvOne(): number {
+    const i32 = this.i32;
+    Atomics.store(i32, this.rec + R_PTR, 0);
+    Atomics.store(i32, this.rec + R_STATE, S_RECV);
+    const r = this.ring.recvStep();
+    Atomics.store(i32, this.rec + R_STATE, S_IDLE);
+    if (r === EMPTY || r === STUCK) return 0;
+    this.ring.wakeSenders(1);
+    return r >>> 0;
+  }
+
+  /**
+   * Sends `ptr` (checked), waiting while full: blocking (`blocking`) or not (returns a promise then). The record
+   * names the block for the whole call, waits included: a sender that dies waiting has its block freed.
+   */
+  protected sendWaiting(ptr: number, blocking: true): void;
+  protected sendWaiting(ptr: number, blocking: false): Promise<void> | undefined;
+  protected sendWaiting(ptr: number, blocking: boolean): Promise<void> | undefined {
+    const i32 = this.i32;
+    const ring = this.ring;
+    Atomics.store(i32, this.rec + R_PTR, ptr);
+    Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
+    for (let spin = 0; ; spin++) {
+      const r = ring.sendStep(ptr);
+      if (r === 1) return this.sent();
+      if (this.isClosed()) return this.sendRefused();
+      if (spin < SPINS) continue;
+      const wake = Atomics.load(i32, this.base + H_SEND_WAKE);
+      this.park(H_PARKED_SENDERS);
+      const again = ring.sendStep(ptr);
+      if (again === 1 || this.isClosed()) {
+        this.unpark(H_PARKED_SENDERS);
+        if (again === 1) return this.sent();
+        return this.sendRefused();
+      }
+      ring.presence?.answer();
+      const bound = again === STUCK ? STUCK_WAIT_MS : Infinity;
+      if (!blocking) return this.sendParkedAsync(ptr, wake, bound);
+      try {
+        this.heap.wait(i32, this.base + H_SEND_WAKE, wake, bound);
+      } finally {
+        this.unpark(H_PARKED_SENDERS);
+      }
+      this.enter();
+    }
+  }
+
+  protected async sendParkedAsync(ptr: number, wake: number, bound: number): Promise<void> {
+    const keep = keepAlive();
+    try {
+      await this.heap.waitAsync(this.i32, this.base + H_SEND_WAKE, wake, bound);
+    } finally {
+      clearTimeout(keep);
+      this.unpark(H_PARKED_SENDERS);
+    }
+    this.enter();
+    return this.sendWaiting(ptr, false);
+  }
+
+  /** Counts this agent parked on the count at header word `count` (see R_PARKED for the order). */
+  protected park(count: number): void {
+    Atomics.add(this.i32, this.base + count, 1);
+    Atomics.store(this.i32, this.rec + R_PARKED, count);
+  }
+
+  protected unpark(count: number): void {
+    Atomics.store(this.i32, this.rec + R_PARKED, 0);
+    Atomics.sub(this.i32, this.base + count, 1);
+  }
+
+  protected sent(): undefined {
+    Atomics.store(this.i32, this.rec + R_STATE, S_IDLE);
+    this.ring.wakeReceivers(1);
+    return undefined;
+  }
+
+  protected sendRefused(): never {
+    Atomics.store(this.i32, this.rec + R_STATE, S_IDLE); // the block stays the caller's
+    throw this.closedError();
+  }
+
+  /**
+   * Receives, waiting until `deadline` (a `performance.now()` time, Infinity for none): the block, 0 once closed and
+   * empty, TIMED_OUT. Blocking, or a promise of it.
+   */
+  protected recvWaiting(deadline: number, blocking: true): number;
+  protected recvWaiting(deadline: number, blocking: false): number | Promise<number>;
+  protected recvWaiting(deadline: number, blocking: boolean): number | Promise<number> {
+    const i32 = this.i32;
+    const ring = this.ring;
+    for (let spin = 0; ; spin++) {
+      let p = this.tryRecvOne();
+      if (p !== 0) return p;
+      if (this.isClosed()) {
+        // Closed: what was sent before is taken first (a send claimed before the close may still be publishing).
+        p = this.tryRecvOne();
+        if (p !== 0) return p;
+        const head = ring.peekHead();
+        if (head === EMPTY) return 0;
+        if (head === READY) continue;
+      }
+      if (spin < SPINS) continue;
+      const left = deadline - performance.now();
+      if (left <= 0) return TIMED_OUT;
+      const wake = Atomics.load(i32, this.base + H_RECV_WAKE);
+      this.park(H_PARKED_RECEIVERS);
+      p = this.tryRecvOne();
+      if (p !== 0 || this.isClosed()) {
+        this.unpark(H_PARKED_RECEIVERS);
+        if (p !== 0) return p;
+        continue;
+      }
+      ring.presence?.answer();
+      const bound = ring.peekHead() === STUCK ? Math.min(left, STUCK_WAIT_MS) : left;
+      if (!blocking) return this.recvParkedAsync(deadline, wake, bound);
+      try {
+        this.heap.wait(i32, this.base + H_RECV_WAKE, wake, bound);
+      } finally {
+        this.unpark(H_PARKED_RECEIVERS);
+      }
+      this.enter();
+    }
+  }
+
+  protected async recvParkedAsync(deadline: number, wake: number, bound: number): Promise<number> {
+    const keep = keepAlive();
+    try {
+      await this.heap.waitAsync(this.i32, this.base + H_RECV_WAKE, wake, bound);
+    } finally {
+      clearTimeout(keep);
+      this.unpark(H_PARKED_RECEIVERS);
+    }
+    this.enter();
+    return this.recvWaiting(deadline, false);
+  }
+
+  protected deadlineOf(timeoutMs: number | undefined): number {
+    if (timeoutMs === undefined) return Infinity;
+    this.checkTimeout(timeoutMs);
+    return performance.now() + timeoutMs;
+  }
+}

@@ -1,0 +1,329 @@
+/**
+ * The ring: one step of a send or a receive on the slots, and the recovery of the steps of agents that died in the
+ * middle of one. A step claims a slot with one CAS on its stamp (naming the claimer's record in the claim bits),
+ * moves the tail or head hint on with a second CAS that any agent may make for it, and publishes with one store of
+ * the stamp. Before it claims, the agent names what it is about to move in its record; see docs/design/channel.md
+ * for why each store comes where it does and what a dead agent's record says.
+ */
+import type { Heap } from '@paddock/allocator';
+import {
+  H_HEAD,
+  H_PARKED_RECEIVERS,
+  H_PARKED_SENDERS,
+  H_RECORDS_CLEANED,
+  H_RECOVERED_FREES,
+  H_RECOVERED_SENDS,
+  H_RECV_WAKE,
+  H_SEND_WAKE,
+  H_TAIL,
+  H_WAKES,
+  HEADER_WORDS,
+  R_ANSWERS,
+  R_ARMED,
+  R_OWNER,
+  R_PARKED,
+  R_PINGED_AT,
+  R_PINGS,
+  R_POS,
+  R_PTR,
+  R_STATE,
+  RECORD_WORDS,
+  S_IDLE,
+  S_RECV,
+  S_SEND_CLAIMED,
+  S_SEND_INTENT,
+  SLOT_WORDS,
+  STAMP_BITS,
+  STAMP_MASK,
+  stampDiff,
+} from './layout.js';
+import { pingOwner, type RecordPresence } from './presence.js';
+
+/** What a step found when it could not move a block. */
+export const EMPTY = 0;
+export const FULL = 0;
+/** What {@link Ring.peekHead} finds when a block is ready at the head. */
+export const READY = 1;
+/** The slot it needs is claimed by an agent in the middle of its step (see {@link Ring.stuckClaim}). */
+export const STUCK = -2;
+
+/** How long a slot may stay claimed by the same step before its claimer is pinged, in ms. */
+export const STUCK_MS = 2;
+
+/** One agent's hold on a channel's ring (the channel object's core). */
+export class Ring {
+  /** Int32 index of the channel block. */
+  readonly base: number;
+  /** Int32 index of the first slot. */
+  readonly slots: number;
+  /** Int32 index of the first agent record. */
+  readonly records: number;
+  readonly capacity: number;
+  readonly mask: number;
+  readonly recordCount: number;
+  /** This object's record: its Int32 index, its index, its claim bits and its owner token. */
+  rec = 0;
+  recIndex = 0;
+  claimTag = 0;
+  token = 0;
+  presence: RecordPresence | null = null;
+  /** The claim bits of the slot the last step found stuck (record index + 1). */
+  stuckClaim = 0;
+  /** The stuck slot last seen: its Int32 index and stamp word, and since when (ms). */
+  private stuckSlot = -1;
+  private stuckSeq = 0;
+  private stuckSince = 0;
+
+  constructor(
+    readonly heap: Heap,
+    readonly i32: Int32Array,
+    ptr: number,
+    capacity: number,
+    recordCount: number,
+  ) {
+    this.base = ptr >>> 2;
+    this.capacity = capacity;
+    this.mask = capacity - 1;
+    this.recordCount = recordCount;
+    this.records = this.base + HEADER_WORDS;
+    this.slots = this.records + recordCount * RECORD_WORDS;
+  }
+
+  /**
+   * One send of `ptr`: the record already says S_SEND_INTENT with `ptr`. Returns 1 when the block is in the ring,
+   * {@link FULL} or {@link STUCK}.
+   */
+  sendStep(ptr: number): number {
+    const i32 = this.i32;
+    const tailAt = this.base + H_TAIL;
+    for (;;) {
+      const t = Atomics.load(i32, tailAt);
+      const s = this.slots + (t & this.mask) * SLOT_WORDS;
+      const seq = Atomics.load(i32, s);
+      const stamp = seq & STAMP_MASK;
+      const d = stampDiff(stamp, t & STAMP_MASK);
+      if (d === 0) {
+        if (seq >>> STAMP_BITS === 0) {
+          Atomics.store(i32, this.rec + R_POS, t);
+          if (Atomics.compareExchange(i32, s, seq, this.claimTag | stamp) === seq) {
+            Atomics.store(i32, this.rec + R_STATE, S_SEND_CLAIMED);
+            Atomics.compareExchange(i32, tailAt, t, (t + 1) | 0);
+            Atomics.store(i32, s + 1, ptr);
+            Atomics.store(i32, s, (t + 1) & STAMP_MASK);
+            return 1;
+          }
+          continue;
+        }
+        Atomics.compareExchange(i32, tailAt, t, (t + 1) | 0); // claimed at t by another sender: move the hint on
+      } else if (d > 0) {
+        Atomics.compareExchange(i32, tailAt, t, (t + 1) | 0); // the slot went past t: the hint is behind
+      } else {
+        const claim = seq >>> STAMP_BITS;
+        if (claim === 0) return FULL;
+        this.stuckClaim = claim;
+        return this.noteStuck(s, seq);
+      }
+    }
+  }
+
+  /**
+   * One receive: returns the block, {@link EMPTY} or {@link STUCK}. The record already says S_RECV with no block;
+   * it names the block taken until the caller hands it over (and sets S_IDLE).
+   */
+  recvStep(): number {
+    const i32 = this.i32;
+    const headAt = this.base + H_HEAD;
+    const rec = this.rec;
+    for (;;) {
+      const h = Atomics.load(i32, headAt);
+      const s = this.slots + (h & this.mask) * SLOT_WORDS;
+      const seq = Atomics.load(i32, s);
+      const stamp = seq & STAMP_MASK;
+      const d = stampDiff(stamp, (h + 1) & STAMP_MASK);
+      if (d === 0) {
+        if (seq >>> STAMP_BITS === 0) {
+          Atomics.store(i32, rec + R_POS, h);
+          if (Atomics.compareExchange(i32, s, seq, this.claimTag | stamp) === seq) {
+            Atomics.compareExchange(i32, headAt, h, (h + 1) | 0);
+            const ptr = Atomics.load(i32, s + 1);
+            Atomics.store(i32, rec + R_PTR, ptr);
+            Atomics.store(i32, s, (h + this.capacity) & STAMP_MASK);
+            return ptr;
+          }
+          continue;
+        }
+        Atomics.compareExchange(i32, headAt, h, (h + 1) | 0);
+      } else if (d > 0) {
+        Atomics.compareExchange(i32, headAt, h, (h + 1) | 0);
+      } else {
+        const claim = seq >>> STAMP_BITS;
+        if (claim === 0) return EMPTY;
+        this.stuckClaim = claim;
+        return this.noteStuck(s, seq);
+      }
+    }
+  }
+
+  /**
+   * What a receive would find at the head, without taking anything: {@link READY}, {@link EMPTY} or {@link STUCK}
+   * (a send claimed the slot and has not published; one that stands too long is looked into, as a step would).
+   */
+  peekHead(): number {
+    const i32 = this.i32;
+    const headAt = this.base + H_HEAD;
+    for (;;) {
+      const h = Atomics.load(i32, headAt);
+      const s = this.slots + (h & this.mask) * SLOT_WORDS;
+      const seq = Atomics.load(i32, s);
+      const d = stampDiff(seq & STAMP_MASK, (h + 1) & STAMP_MASK);
+      if (d === 0 && seq >>> STAMP_BITS === 0) return READY;
+      if (d >= 0) {
+        Atomics.compareExchange(i32, headAt, h, (h + 1) | 0);
+        continue;
+      }
+      const claim = seq >>> STAMP_BITS;
+      if (claim === 0) return EMPTY;
+      this.stuckClaim = claim;
+      return this.noteStuck(s, seq);
+    }
+  }
+
+  /** Wakes up to `count` parked receivers (only when one is parked: a notify is a system call). */
+  wakeReceivers(count: number): void {
+    const i32 = this.i32;
+    if (Atomics.load(i32, this.base + H_PARKED_RECEIVERS) === 0) return;
+    Atomics.add(i32, this.base + H_RECV_WAKE, 1);
+    Atomics.add(i32, this.base + H_WAKES, 1);
+    Atomics.notify(i32, this.base + H_RECV_WAKE, count);
+  }
+
+  /** Wakes up to `count` parked senders (only when one is parked). */
+  wakeSenders(count: number): void {
+    const i32 = this.i32;
+    if (Atomics.load(i32, this.base + H_PARKED_SENDERS) === 0) return;
+    Atomics.add(i32, this.base + H_SEND_WAKE, 1);
+    Atomics.add(i32, this.base + H_WAKES, 1);
+    Atomics.notify(i32, this.base + H_SEND_WAKE, count);
+  }
+
+  /**
+   * A step found slot `s` claimed by another agent mid-step: the first time, {@link STUCK}; once the same claim has
+   * stood for {@link STUCK_MS}, its claimer is pinged and, if it is gone, its step is finished from its record here.
+   */
+  private noteStuck(s: number, seq: number): number {
+    const t = performance.now();
+    if (s !== this.stuckSlot || seq !== this.stuckSeq) {
+      this.stuckSlot = s;
+      this.stuckSeq = seq;
+      this.stuckSince = t;
+      return STUCK;
+    }
+    if (t - this.stuckSince < STUCK_MS) return STUCK;
+    this.stuckSince = t;
+    this.presence?.answer();
+    this.cleanIfGone(this.stuckClaim - 1);
+    return STUCK;
+  }
+
+  /** The Int32 index of record `index`. */
+  recordAt(index: number): number {
+    return this.records + index * RECORD_WORDS;
+  }
+
+  /**
+   * Cleans record `index` if its owner is gone (or an agent cleaning it is): finishes or undoes the step it named
+   * and frees the record. Returns true when the record is free afterwards.
+   */
+  cleanIfGone(index: number): boolean {
+    const i32 = this.i32;
+    const r = this.recordAt(index);
+    const owner = Atomics.load(i32, r + R_OWNER);
+    if (owner === 0) return true;
+    if (owner === this.token) return false;
+    if (owner > 0) {
+      if (pingOwner(i32, r) !== 'gone') return false;
+    } else if (this.cleanerAlive(-owner)) {
+      return false;
+    }
+    if (Atomics.compareExchange(i32, r + R_OWNER, owner, -this.token) !== owner) return false;
+    this.finishStep(index);
+    const parked = Atomics.exchange(i32, r + R_PARKED, 0);
+    if (parked !== 0) Atomics.sub(i32, this.base + parked, 1);
+    // The record goes back, its presence words zeroed for the next owner.
+    Atomics.store(i32, r + R_ARMED, 0);
+    Atomics.store(i32, r + R_PINGS, 0);
+    Atomics.store(i32, r + R_ANSWERS, 0);
+    Atomics.store(i32, r + R_PINGED_AT, 0);
+    Atomics.add(i32, this.base + H_RECORDS_CLEANED, 1);
+    Atomics.store(i32, r + R_OWNER, 0);
+    return true;
+  }
+
+  /** Whether the agent with owner token `token` (cleaning some record) still holds its own record and answers. */
+  private cleanerAlive(token: number): boolean {
+    for (let k = 0; k < this.recordCount; k++) {
+      const r = this.recordAt(k);
+      if (Atomics.load(this.i32, r + R_OWNER) === token) return pingOwner(this.i32, r) !== 'gone';
+    }
+    return false;
+  }
+
+  /**
+   * Finishes the step a dead agent's record `index` names (the caller holds the record for cleaning). Each store
+   * comes where a cleaner that dies in turn leaves the record saying what is still to do (docs/design/channel.md):
+   *  - a send whose slot it claimed: the block is written and the slot stamped full (delivered);
+   *  - a send that had not claimed: its block is freed (it never entered the ring);
+   *  - a receive whose slot it claimed: the block is taken out, the slot stamped consumed, and the block freed;
+   *  - a receive that took its block out but had not handed it over: the block is freed.
+   */
+  private finishStep(index: number): void {
+    const i32 = this.i32;
+    const r = this.recordAt(index);
+    const state = Atomics.load(i32, r + R_STATE);
+    const pos = Atomics.load(i32, r + R_POS);
+    const s = this.slots + (pos & this.mask) * SLOT_WORDS;
+    const tag = ((index + 1) << STAMP_BITS) | 0;
+    if (state === S_SEND_INTENT || state === S_SEND_CLAIMED) {
+      const claimed = (tag | (pos & STAMP_MASK)) | 0;
+      if (Atomics.load(i32, s) === claimed) {
+        Atomics.store(i32, r + R_STATE, S_SEND_CLAIMED);
+        Atomics.compareExchange(i32, this.base + H_TAIL, pos, (pos + 1) | 0);
+        Atomics.store(i32, s + 1, Atomics.load(i32, r + R_PTR));
+        Atomics.store(i32, s, (pos + 1) & STAMP_MASK);
+        Atomics.add(i32, this.base + H_RECOVERED_SENDS, 1);
+        this.wakeReceivers(1);
+      } else if (state === S_SEND_INTENT) {
+        this.freeNamed(r);
+      }
+    } else if (state === S_RECV) {
+      const claimed = (tag | ((pos + 1) & STAMP_MASK)) | 0;
+      if (Atomics.load(i32, s) === claimed) {
+        Atomics.compareExchange(i32, this.base + H_HEAD, pos, (pos + 1) | 0);
+        Atomics.store(i32, r + R_PTR, Atomics.load(i32, s + 1));
+        Atomics.store(i32, s, (pos + this.capacity) & STAMP_MASK);
+        this.wakeSenders(1);
+      }
+      this.freeNamed(r);
+    }
+    Atomics.store(i32, r + R_STATE, S_IDLE);
+    Atomics.store(i32, r + R_PTR, 0);
+  }
+
+  /** Frees the block record `r` names, unnaming it first (a cleaner that dies between strands it; never twice). */
+  private freeNamed(r: number): void {
+    const ptr = Atomics.exchange(this.i32, r + R_PTR, 0);
+    if (ptr === 0) return;
+    Atomics.add(this.i32, this.base + H_RECOVERED_FREES, 1);
+    this.heap.free(ptr >>> 0);
+  }
+
+  /** Cleans every record whose owner is gone. Returns how many it cleaned. */
+  cleanAll(): number {
+    let cleaned = 0;
+    for (let k = 0; k < this.recordCount; k++) {
+      const owner = Atomics.load(this.i32, this.recordAt(k) + R_OWNER);
+      if (owner !== 0 && owner !== this.token && this.cleanIfGone(k)) cleaned++;
+    }
+    return cleaned;
+  }
+}

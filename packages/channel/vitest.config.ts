@@ -1,0 +1,3 @@
+import { preset } from '../../tools/vitest.preset.mjs';
+
+export default preset();
