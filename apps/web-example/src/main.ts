@@ -174,6 +174,7 @@ async function main(): Promise<void> {
   channel.close(); // every producer is done: the consumer drains the channel, then sees its end
   const holding = await consumer.next('holding');
   $('channel').textContent = `${holding.viaChannel} blocks handed through the channel`;
+  channel.drop(); // closed and drained, and nobody uses it again: its own block goes back
   await sample('holding', heap);
 
   step('free');
@@ -186,7 +187,6 @@ async function main(): Promise<void> {
   await sample('idle', heap);
 
   step('close');
-  channel.drop(); // nothing is queued: its own block goes back
   for (const w of workers) w.tell('close');
   await Promise.all(workers.map((w) => w.next('closed')));
   for (const w of workers) w.worker.terminate();
