@@ -58,13 +58,14 @@ export class Scenario {
 
   /** Starts (or resumes) production: the consumer and two producers the first time. */
   start(): string {
-    if (this.agents.length === 0) {
+    const first = this.agents.length === 0;
+    if (first) {
       this.addProducer();
       this.addProducer();
     }
     this.running = true;
     this.send('start');
-    return 'start';
+    return first ? 'start: 2 producers -> consumer through one channel' : 'start';
   }
 
   pause(): string {
