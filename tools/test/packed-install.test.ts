@@ -2,7 +2,8 @@
 // turns `workspace:*` into versions and runs `prepack`: the platform's prebuilt addon), the tarballs hold only what a
 // user needs, publint and arethetypeswrong find nothing, and fresh projects (no workspace, no dev dependencies)
 // install them with npm on a PATH that has no compiler and run the example at the top of each README: the
-// allocator on all three backends (through its export conditions), the platform alone, and a middle layer alone.
+// allocator on all three backends (through its export conditions), the channel above it, the platform alone, and a
+// middle layer alone.
 // `pnpm test` builds first; run alone, this needs `pnpm build` before it.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -109,7 +110,7 @@ describe.skipIf(npm === null)('the packages, packed and installed outside the re
       const attw = run(process.execPath, [join(root, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js'), tarballs.get(pkg)!, '--profile', 'esm-only', '--format', 'ascii'], work);
       expect(attw.status, `attw packages/${pkg}:\n${attw.out}`).toBe(0);
     }
-  });
+  }, 240_000); // two tools per package, a few seconds each: over a minute for a dozen packages on a loaded machine
 
   it('@paddock/allocator: its README example runs on all three backends; the prebuilt addon returns pages with no compiler', () => {
     const deps = ['allocator', 'arena', 'large', 'platform', 'pool-classic', 'pool-global', 'profile', 'region', 'registry', 'thread-cache'];
@@ -133,6 +134,12 @@ describe.skipIf(npm === null)('the packages, packed and installed outside the re
     const got = JSON.parse(pages.trim().split('\n').pop()!) as { addon: string; dropMiB: number };
     expect(got.addon).toBe('prebuilt');
     expect(got.dropMiB).toBeGreaterThan(32);
+  });
+
+  it('@paddock/channel, the top layer, with the allocator under it: its README example runs', () => {
+    const deps = ['channel', 'allocator', 'arena', 'large', 'platform', 'pool-classic', 'pool-global', 'profile', 'region', 'registry', 'thread-cache'];
+    const dir = project('channel', deps);
+    expect(runIn(dir, readmeExample('channel'))).toMatch(/received: 100/);
   });
 
   it('@paddock/platform used alone: its README example runs', () => {

@@ -20,8 +20,12 @@ import {
   H_TOKENS,
   MAGIC,
   MAGIC_DROPPED,
+  R_ANSWERS,
+  R_ARMED,
   R_OWNER,
   R_PARKED,
+  R_PINGED_AT,
+  R_PINGS,
   R_PTR,
   R_STATE,
   S_IDLE,
@@ -63,8 +67,12 @@ export class ChannelAgent {
   protected readonly base: number;
   protected readonly id: number;
   /** Int32 index of this object's record. */
-  protected readonly rec: number;
+  protected rec: number;
   protected left = false;
+  /** Wakes owed for this agent's steps, and whether a batch defers them (see flushWakes). */
+  protected owedReceivers = 0;
+  protected owedSenders = 0;
+  protected deferWakes = 0;
 
   /** @internal use createChannel or openChannel. */
   constructor(heap: Heap, handle: ChannelHandle) {
@@ -87,13 +95,20 @@ export class ChannelAgent {
     for (let pass = 0; pass < 2; pass++) {
       for (let k = 0; k < ring.recordCount; k++) {
         const r = ring.recordAt(k);
-        if (Atomics.compareExchange(i32, r + R_OWNER, 0, token) !== 0) continue;
+        // Taken as if to clean it (-token) until this agent's presence wait is armed: an agent that dies before
+        // holds no record of its own, so the cleaner it looks like is gone, and the record is cleaned again.
+        if (Atomics.compareExchange(i32, r + R_OWNER, 0, -token) !== 0) continue;
+        Atomics.store(i32, r + R_ARMED, 0);
+        Atomics.store(i32, r + R_PINGS, 0);
+        Atomics.store(i32, r + R_ANSWERS, 0);
+        Atomics.store(i32, r + R_PINGED_AT, Date.now() & 0x7fffffff); // when the taking started
         Atomics.store(i32, r + R_STATE, S_IDLE);
         Atomics.store(i32, r + R_PTR, 0);
         ring.rec = r;
         ring.recIndex = k;
         ring.claimTag = ((k + 1) << STAMP_BITS) | 0;
         ring.presence = new RecordPresence(i32, r);
+        Atomics.store(i32, r + R_OWNER, token);
         return r;
       }
       ring.cleanAll();
@@ -116,6 +131,17 @@ export class ChannelAgent {
       throw new HeapError('BAD_HANDLE', 'the channel block no longer holds this channel (dropped and reused?)');
     }
     if (this.heap.isDetached) throw new HeapError('DETACHED', 'the heap object this channel was opened with is closed');
+    // A ping since the last call is answered here too (a worker busy in a loop of calls may not reach its event
+    // loop for a long time), and a record taken back from this object (it was idle and took too long to answer:
+    // see presence.ts) is replaced by a fresh one.
+    this.ring.presence?.answer();
+    if (Atomics.load(i32, this.rec + R_OWNER) !== this.ring.token) this.retake();
+  }
+
+  /** This object's record was cleaned as a gone agent's: it takes another (its old one may be someone else's). */
+  private retake(): void {
+    this.ring.presence?.release(true);
+    this.rec = this.takeRecord();
   }
 
   protected closedError(): HeapError {
@@ -175,7 +201,8 @@ export class ChannelAgent {
     const r = this.ring.sendStep(ptr);
     Atomics.store(i32, this.rec + R_STATE, S_IDLE);
     if (r !== 1) return false;
-    this.ring.wakeReceivers(1);
+    this.owedReceivers++;
+    if (this.deferWakes === 0) this.flushWakes();
     return true;
   }
 
@@ -187,7 +214,8 @@ export class ChannelAgent {
     const r = this.ring.recvStep();
     Atomics.store(i32, this.rec + R_STATE, S_IDLE);
     if (r === EMPTY || r === STUCK) return 0;
-    this.ring.wakeSenders(1);
+    this.owedSenders++;
+    if (this.deferWakes === 0) this.flushWakes();
     return r >>> 0;
   }
 
@@ -207,6 +235,7 @@ export class ChannelAgent {
       if (r === 1) return this.sent();
       if (this.isClosed()) return this.sendRefused();
       if (spin < SPINS) continue;
+      this.flushWakes(); // a batch's receivers first: they are what makes room
       const wake = Atomics.load(i32, this.base + H_SEND_WAKE);
       this.park(H_PARKED_SENDERS);
       const again = ring.sendStep(ptr);
@@ -252,8 +281,24 @@ export class ChannelAgent {
 
   protected sent(): undefined {
     Atomics.store(this.i32, this.rec + R_STATE, S_IDLE);
-    this.ring.wakeReceivers(1);
+    this.owedReceivers++;
+    if (this.deferWakes === 0) this.flushWakes();
     return undefined;
+  }
+
+  /**
+   * Wakes those parked for what this agent's steps made (blocks sent, slots freed), each side with one signal. A
+   * batch defers its wakes to its end, and flushes them before it parks (so that it never sleeps owing one).
+   */
+  protected flushWakes(): void {
+    if (this.owedReceivers !== 0) {
+      this.ring.wakeReceivers(this.owedReceivers);
+      this.owedReceivers = 0;
+    }
+    if (this.owedSenders !== 0) {
+      this.ring.wakeSenders(this.owedSenders);
+      this.owedSenders = 0;
+    }
   }
 
   protected sendRefused(): never {

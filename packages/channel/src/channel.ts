@@ -95,7 +95,13 @@ export class Channel extends ChannelAgent {
     const n = this.checkCount(ptrs, count);
     this.checkCanBlock();
     if (this.isClosed()) throw this.closedError();
-    for (let k = 0; k < n; k++) this.sendWaiting(ptrs[k]!, true);
+    this.deferWakes = 1;
+    try {
+      for (let k = 0; k < n; k++) this.sendWaiting(ptrs[k]!, true);
+    } finally {
+      this.deferWakes = 0;
+      this.flushWakes();
+    }
   }
 
   /** Sends as many of `ptrs[0..count)` as fit now, in order; returns how many went (a prefix). */
@@ -104,7 +110,10 @@ export class Channel extends ChannelAgent {
     const n = this.checkCount(ptrs, count);
     if (this.isClosed()) throw this.closedError();
     let k = 0;
+    this.deferWakes = 1;
     while (k < n && this.trySendOne(ptrs[k]!)) k++;
+    this.deferWakes = 0;
+    this.flushWakes();
     return k;
   }
 
@@ -113,6 +122,7 @@ export class Channel extends ChannelAgent {
     this.enter();
     const n = this.checkCount(ptrs, count);
     if (this.isClosed()) throw this.closedError();
+    // Wakes are not deferred across an await: another call of this object may run meanwhile.
     for (let k = 0; k < n; k++) await this.sendWaiting(ptrs[k]!, false);
   }
 
@@ -173,11 +183,14 @@ export class Channel extends ChannelAgent {
 
   private fill(out: Uint32Array | number[], from: number, max: number): number {
     let k = from;
+    this.deferWakes = 1;
     while (k < max) {
       const p = this.tryRecvOne();
       if (p === 0) break;
       out[k++] = p;
     }
+    this.deferWakes = 0;
+    this.flushWakes();
     return k;
   }
 

@@ -66,11 +66,15 @@ export class RecordPresence {
     Atomics.add(this.i32, this.record + R_ANSWERS, 1);
   }
 
-  /** The record goes back: the wait is woken and not kept again. */
-  release(): void {
+  /**
+   * The record goes back: the wait is not kept again, and is woken (unless `lost`: the record was taken from this
+   * owner, and its word may already be another owner's, whose wait must not be woken for nothing; a wait of this
+   * owner left there settles with the next ping and does nothing).
+   */
+  release(lost = false): void {
     this.held = false;
     this.armings++;
-    Atomics.notify(this.i32, this.record + R_WAIT);
+    if (!lost) Atomics.notify(this.i32, this.record + R_WAIT);
   }
 }
 

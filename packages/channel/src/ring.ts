@@ -37,7 +37,7 @@ import {
   STAMP_MASK,
   stampDiff,
 } from './layout.js';
-import { pingOwner, type RecordPresence } from './presence.js';
+import { ANSWER_GRACE_MS, pingOwner, type RecordPresence } from './presence.js';
 
 /** What a step found when it could not move a block. */
 export const EMPTY = 0;
@@ -242,7 +242,7 @@ export class Ring {
     if (owner === this.token) return false;
     if (owner > 0) {
       if (pingOwner(i32, r) !== 'gone') return false;
-    } else if (this.cleanerAlive(-owner)) {
+    } else if (this.cleanerAlive(-owner, r)) {
       return false;
     }
     if (Atomics.compareExchange(i32, r + R_OWNER, owner, -this.token) !== owner) return false;
@@ -259,13 +259,21 @@ export class Ring {
     return true;
   }
 
-  /** Whether the agent with owner token `token` (cleaning some record) still holds its own record and answers. */
-  private cleanerAlive(token: number): boolean {
+  /**
+   * Whether the agent with token `token`, which holds record `r` as minus its token, is alive. Either it is cleaning
+   * `r` (it holds a record of its own: that record's presence says), or it is taking `r` for itself (it holds no
+   * other, and arms `r`'s presence before it puts its token there: `r`'s presence says, and before it is armed, the
+   * time the taking started, taken as alive for {@link ANSWER_GRACE_MS}).
+   */
+  private cleanerAlive(token: number, r: number): boolean {
+    const i32 = this.i32;
     for (let k = 0; k < this.recordCount; k++) {
-      const r = this.recordAt(k);
-      if (Atomics.load(this.i32, r + R_OWNER) === token) return pingOwner(this.i32, r) !== 'gone';
+      const own = this.recordAt(k);
+      if (Atomics.load(i32, own + R_OWNER) === token) return pingOwner(i32, own) !== 'gone';
     }
-    return false;
+    const found = pingOwner(i32, r);
+    if (found !== 'unknown') return found !== 'gone';
+    return (((Date.now() & 0x7fffffff) - Atomics.load(i32, r + R_PINGED_AT)) & 0x7fffffff) < ANSWER_GRACE_MS;
   }
 
   /**

@@ -176,6 +176,22 @@ describe.each(BACKENDS)('one agent: %s', (backend) => {
     expect(got).toEqual(ps.slice(1));
   });
 
+  it('a send parked on a full channel is refused when the channel closes, its block still the caller\'s', async () => {
+    const heap = await fresh();
+    const ch = createChannel(heap, { capacity: 2 });
+    const ps = blocks(heap, 3);
+    ch.sendBatch(ps.slice(0, 2));
+    const parked = ch.sendAsync(ps[2]!);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(ch.stats().parkedSenders).toBe(1);
+    ch.close();
+    expect(await codeAsync(() => parked)).toBe('CHANNEL_CLOSED');
+    expect(ch.stats()).toMatchObject({ sent: 2, parkedSenders: 0 });
+    expect([ch.tryRecv(), ch.tryRecv(), ch.tryRecv()]).toEqual([ps[0], ps[1], 0]);
+    expect(ch.done).toBe(true);
+    heap.free(ps[2]!); // still a live block: the refused send left it with its caller
+  });
+
   it('for await and for of end once the channel is closed and empty', async () => {
     const heap = await fresh();
     const ch = createChannel(heap, { capacity: 8 });
