@@ -15,6 +15,7 @@ export default defineConfig(
       'channel-worker': 'src/workloads/channel-worker.ts',
       'capacity-child': 'src/workloads/capacity-child.ts',
       'report-md': 'src/report-md.ts',
+      'channels-doc': 'src/channels-doc.ts',
       'wasm-calls': 'src/wasm-calls.ts',
     },
     platform: 'node',
