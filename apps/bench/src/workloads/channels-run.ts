@@ -38,11 +38,11 @@ export const POOL_SIZE = 5;
 
 /** The built `@paddock/channel` (loaded at run time, like the allocator: the bench does not bundle it). */
 export function channelDistUrl(): URL {
+  // dist/main.js -> apps/bench/dist -> repository root
   return new URL('../../../packages/channel/dist/index.js', import.meta.url);
 }
 
-export async function loadChannelModule(): Promise<ChannelModule | string> {
-  const url = channelDistUrl();
+export async function loadChannelModule(url = channelDistUrl()): Promise<ChannelModule | string> {
   if (!existsSync(fileURLToPath(url))) return 'packages/channel/dist/index.js not found: @paddock/channel is not built';
   try {
     const mod = (await import(url.href)) as Partial<ChannelModule>;
@@ -59,9 +59,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class AgentPool {
   private constructor(private readonly workers: Worker[]) {}
 
-  static async start(paddockUrl: string, channelUrl: string | null): Promise<AgentPool> {
+  /** `script`: the agents' bundle (`dist/channel-worker.js`, next to this module once built). */
+  static async start(paddockUrl: string, channelUrl: string | null, script = new URL('./channel-worker.js', import.meta.url)): Promise<AgentPool> {
     const data: ChannelWorkerData = { paddockUrl, channelUrl };
-    const workers = Array.from({ length: POOL_SIZE }, () => new Worker(new URL('./channel-worker.js', import.meta.url), { workerData: data }));
+    const workers = Array.from({ length: POOL_SIZE }, () => new Worker(script, { workerData: data }));
     await Promise.all(
       workers.map(
         (w) =>
@@ -151,6 +152,17 @@ export async function runLane(env: RunEnv, lane: Lane, size: number): Promise<Ru
     const answers: Promise<ChannelJobResult>[] = [];
     for (let i = 0; i < lane.producers; i++) answers.push(env.pool.job(i, jobFor(lane, size, 'producer', i, control, extra), link?.port1 ?? null));
     for (let i = 0; i < lane.consumers; i++) answers.push(env.pool.job(lane.producers + i, jobFor(lane, size, 'consumer', i, control, extra), link?.port2 ?? null));
+    // An agent that fails stops the producers and closes the channel, so the others finish and answer.
+    const onFailure = (r: ChannelJobResult) => {
+      if (r.ok) return;
+      Atomics.store(ctl, C_STOP, 1);
+      try {
+        ch?.close();
+      } catch {
+        // already closed
+      }
+    };
+    for (const a of answers) void a.then(onFailure, () => undefined);
     const all = Promise.all(answers);
     let failed: unknown = null;
     all.catch((err) => (failed = err));

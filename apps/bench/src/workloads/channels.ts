@@ -52,8 +52,9 @@ async function runChannels(ctx: RunContext, picked: (name: string) => boolean): 
   if (heap === null) notes.push('the paddock peer does not run: no channel or offset lanes');
   if (typeof mod === 'string') notes.push(mod);
   if (limit.reason !== null) notes.push(`C queue: ${limit.reason}`);
-  const pool = heap !== null ? await AgentPool.start(heap.url, typeof mod === 'string' ? null : channelDistUrl().href) : null;
-  const env: RunEnv = { pool, createHeap: heap?.createHeap ?? null, channels: typeof mod === 'string' ? null : mod, bin: limit.bin, ms };
+  const startPool = () => (heap !== null ? AgentPool.start(heap.url, typeof mod === 'string' ? null : channelDistUrl().href) : Promise.resolve(null));
+  let pool = await startPool();
+  let env: RunEnv = { pool, createHeap: heap?.createHeap ?? null, channels: typeof mod === 'string' ? null : mod, bin: limit.bin, ms };
   const samples: Record<string, number[]> = {};
   const errors: Record<string, string> = {};
   const wake: Record<string, number[][]> = {};
@@ -67,7 +68,15 @@ async function runChannels(ctx: RunContext, picked: (name: string) => boolean): 
           if (errors[key] !== undefined || (lane.kind === 'channel' && env.channels === null)) continue; // a note says why
           ctx.progress.show(`channels round ${r + 1}/${warmup + rounds} ${key} (${elapsed(ctx)})`, `channels ${r} ${key}`);
           const out = await runLane(env, lane, size);
-          if (!out.ok) errors[key] = out.error;
+          if (!out.ok) {
+            errors[key] = out.error;
+            // An agent may still be stuck in that run: the next runs get fresh ones.
+            if (lane.kind !== 'native') {
+              await pool?.stop();
+              pool = await startPool();
+              env = { ...env, pool };
+            }
+          }
           else if (measured) (samples[key] ??= []).push(out.rate);
         }
       }
@@ -77,7 +86,12 @@ async function runChannels(ctx: RunContext, picked: (name: string) => boolean): 
           if (errors[kind] !== undefined || (kind === 'recvAsync' && env.channels === null)) continue;
           ctx.progress.show(`channels round ${r + 1}/${warmup + rounds} wake-up ${kind} (${elapsed(ctx)})`, `channels ${r} ${kind}`);
           const out = await runWake(env, kind, WAKE_COUNT);
-          if (typeof out === 'string') errors[kind] = out;
+          if (typeof out === 'string') {
+            errors[kind] = out;
+            await pool?.stop();
+            pool = await startPool();
+            env = { ...env, pool };
+          }
           else if (measured) (wake[kind] ??= []).push(out);
         }
       }
