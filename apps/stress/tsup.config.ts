@@ -9,6 +9,6 @@ export default defineConfig(
     entry: ['src/main.ts', 'src/*-worker.ts', 'src/*-scenario.ts', 'src/*-task.ts'],
     platform: 'node',
     dts: false,
-    external: ['@paddock/allocator', '@paddock/platform'],
+    external: ['@paddock/allocator', '@paddock/channel', '@paddock/platform'],
   }),
 );

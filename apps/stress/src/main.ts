@@ -3,8 +3,10 @@
  * Each program prints a report and a last line verdict, and exits 0 on pass, 1 on fail (2 on bad usage).
  * Programs: suspend-drain (memory freed across agents while the owners idle goes back to the OS), swarm
  * (seeded random runs checked against a ledger of every block; `--minutes N` soaks).
- * And departures (workers that end by themselves, are retired by a pool, or are terminated: memory comes back).
+ * And departures (workers that end by themselves, are retired by a pool, or are terminated: memory comes back),
+ * and channel-swarm (blocks through a channel while its producers and consumers are killed and depart).
  */
+import { channelSwarm } from './channel-swarm.js';
 import { departures } from './departures.js';
 import type { StressProgram } from './program.js';
 import { suspendDrain } from './suspend-drain.js';
@@ -15,7 +17,7 @@ import { swarm } from './swarm.js';
  * `StressProgram` (its worker scripts, named `*-worker.ts`, `*-scenario.ts` or `*-task.ts`, are built
  * beside main.js without further ado), and its line here.
  */
-const PROGRAMS: readonly StressProgram[] = [suspendDrain, swarm, departures];
+const PROGRAMS: readonly StressProgram[] = [suspendDrain, swarm, departures, channelSwarm];
 
 function usage(): string {
   const lines = ['usage: node apps/stress/dist/main.js <program> [options]', 'programs:'];

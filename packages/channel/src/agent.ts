@@ -253,6 +253,9 @@ export class ChannelAgent {
         this.unpark(H_PARKED_SENDERS);
       }
       this.enter();
+      // Named again: enter() may have given this object a fresh record.
+      Atomics.store(i32, this.rec + R_PTR, ptr);
+      Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
     }
   }
 
@@ -275,8 +278,10 @@ export class ChannelAgent {
   }
 
   protected unpark(count: number): void {
-    Atomics.store(this.i32, this.rec + R_PARKED, 0);
-    Atomics.sub(this.i32, this.base + count, 1);
+    const i32 = this.i32;
+    // A record cleaned as a gone agent's meanwhile had its count taken off by its cleaner (and may be another's now).
+    if (Atomics.load(i32, this.rec + R_OWNER) !== this.ring.token) return;
+    if (Atomics.compareExchange(i32, this.rec + R_PARKED, count, 0) === count) Atomics.sub(i32, this.base + count, 1);
   }
 
   protected sent(): undefined {

@@ -70,8 +70,8 @@ describe.each(BACKENDS)('agents killed mid-send and mid-receive: %s', (backend) 
     const kills = producersKilled + consumersKilled;
     // A consumer killed between its ledger mark and its count leaves one more marked than counted.
     const counted = Atomics.load(w, 6);
-    expect(received - counted).toBeGreaterThanOrEqual(0);
-    expect(received - counted).toBeLessThanOrEqual(consumersKilled);
+    expect(received - counted, `seed ${seed}`).toBeGreaterThanOrEqual(0);
+    expect(received - counted, `seed ${seed}`).toBeLessThanOrEqual(consumersKilled);
     expect(received).toBeGreaterThan(0);
     expect(inSend + sentNotReceived, `seed ${seed}: blocks not received, ${kills} agents killed`).toBeLessThanOrEqual(kills);
     // What is left of the dead: their records are cleaned, their parked counts taken off, nothing is queued.
@@ -79,8 +79,14 @@ describe.each(BACKENDS)('agents killed mid-send and mid-receive: %s', (backend) 
     for (let look = 0; look < 400 && (ch.recover(), ch.stats().agents > 1); look++) await new Promise((r) => setTimeout(r, 10));
     const stats = ch.stats();
     if (process.env.CHANNEL_TEST_VERBOSE) console.log(backend, { kills, inSend, sentNotReceived, received }, stats);
-    expect(stats).toMatchObject({ queued: 0, parkedSenders: 0, parkedReceivers: 0, agents: 1 });
-    expect(stats.recoveredFrees + stats.recoveredSends).toBeLessThanOrEqual(kills);
+    const seen = `seed ${seed}, ${kills} killed: ${JSON.stringify(stats)}`;
+    expect({ queued: stats.queued, parkedSenders: stats.parkedSenders, parkedReceivers: stats.parkedReceivers, agents: stats.agents }, seen).toEqual({
+      queued: 0,
+      parkedSenders: 0,
+      parkedReceivers: 0,
+      agents: 1,
+    });
+    expect(stats.recoveredFrees + stats.recoveredSends, seen).toBeLessThanOrEqual(kills);
     expect(ch.done).toBe(true);
     ch.drop();
   });

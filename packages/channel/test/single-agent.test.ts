@@ -68,6 +68,23 @@ describe.each(BACKENDS)('one agent: %s', (backend) => {
     expect(ch.stats().queued).toBe(0);
   });
 
+  it('blocks and a channel above 2 GiB: pointers of 2^31 and more go through whole', async () => {
+    const heap = await heapOf(backend, { maxBytes: 4 * 1024 ** 3 - 65536 });
+    const big: number[] = [];
+    while (big.length === 0 || big.at(-1)! < 2 ** 31) big.push(heap.malloc(256 << 20));
+    const ch = createChannel(heap, { capacity: 4 });
+    const high = big.at(-1)!;
+    const small = heap.malloc(64);
+    expect(ch.trySendBatch([high, small, big[0]!])).toBe(3);
+    expect([ch.tryRecv(), ch.tryRecv()]).toEqual([high, small]);
+    const out: number[] = [];
+    expect(ch.tryRecvBatch(out, 4)).toBe(1);
+    expect(out).toEqual([big[0]]);
+    ch.trySend(high);
+    ch.drop(); // frees the queued block above 2 GiB
+    expect(code(() => heap.usableSize(high))).not.toBe('none');
+  });
+
   it('recv and recvAsync give what is queued, TIMED_OUT when the time passes, 0 once closed and empty', async () => {
     const heap = await fresh();
     const ch = createChannel(heap, { capacity: 4 });
