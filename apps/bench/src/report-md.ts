@@ -16,6 +16,8 @@ import type { WasmCallsJson } from './wasm-calls.js';
 import { scopeRows, type ScopesJson, scopesReading, VARIANTS } from './workloads/scopes-figures.js';
 import { snapshotsLines, type SnapshotsJson } from './workloads/snapshots.js';
 import { viewsSection, type ViewsJson } from './workloads/views.js';
+import { channelsSection } from './workloads/channels-section.js';
+import type { ChannelsJson } from './workloads/channels-report.js';
 
 const APP = fileURLToPath(new URL('..', import.meta.url));
 const ROOT = resolve(APP, '..', '..');
@@ -96,6 +98,7 @@ interface Doc {
   scopes?: ScopesJson;
   snapshots?: SnapshotsJson | null;
   views?: ViewsJson;
+  channels?: ChannelsJson | null;
 }
 
 // --- formatting -------------------------------------------------------------------------------------
@@ -338,6 +341,10 @@ function main(): void {
     for (const line of snapshotsLines(doc.snapshots).lines) L.push(`- ${line}`);
     L.push('');
   }
+
+  // channels (and the notes kept beside the charts)
+  const channelNotes = join(args.charts, 'channels-notes.md');
+  if (doc.channels) L.push(...channelsSection(doc.channels, rerun('channels'), existsSync(channelNotes) ? readFileSync(channelNotes, 'utf8') : null));
 
   // calls from WebAssembly: their own run's JSON, kept beside the charts (the bench's run does not make it)
   const wasmCalls = join(args.charts, 'wasm-calls.json');

@@ -1,13 +1,15 @@
 // The two backends the demo compares, behind the few calls it needs: Paddock's arena allocator (the
-// umbrella package) and the classic pool it replaces (@paddock/pool-classic).
+// umbrella package's default build) and the classic pool it replaces, both through the allocator's `Heap`
+// (the classic pool from the allocator's own classic bundle), so the messages go through one
+// `@paddock/channel` on either.
 import type { Worker } from 'node:worker_threads';
 import { attachHeap, createHeap, type Heap, type HeapHandle } from '@paddock/allocator';
-import { createAddressSpace, openAddressSpace, type AddressSpace, type AddressSpaceHandle } from '@paddock/platform';
-import { ClassicPool } from '@paddock/pool-classic';
 
 export type BackendName = 'pool_arena' | 'pool_classic';
 
 export interface DemoHeap {
+  /** The heap itself: what a channel is made in and opened with. */
+  readonly heap: Heap;
   malloc(size: number): number;
   free(ptr: number): void;
   /** A bytes view that reaches everything committed so far. */
@@ -26,9 +28,12 @@ export interface DemoHeap {
   watch(worker: Worker, options?: { releaseLive?: boolean }): boolean;
 }
 
-export type DemoHandle = { backend: 'pool_arena'; heap: HeapHandle } | { backend: 'pool_classic'; space: AddressSpaceHandle };
+export interface DemoHandle {
+  readonly backend: BackendName;
+  readonly heap: HeapHandle;
+}
 
-class ArenaDemo implements DemoHeap {
+class HeapDemo implements DemoHeap {
   constructor(readonly heap: Heap) {}
   malloc(size: number): number {
     return this.heap.malloc(size);
@@ -59,59 +64,30 @@ class ArenaDemo implements DemoHeap {
   }
 }
 
-class ClassicDemo implements DemoHeap {
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  constructor(readonly space: AddressSpace, readonly pool: ClassicPool) {}
-  malloc(size: number): number {
-    return this.pool.malloc(size);
-  }
-  free(ptr: number): void {
-    this.pool.free(ptr);
-  }
-  bytes(): Uint8Array {
-    this.space.refresh();
-    return this.space.u8;
-  }
-  startIdle(): void {
-    const visit = () => {
-      this.timer = setTimeout(visit, this.pool.tick());
-      this.timer.unref();
-    };
-    this.timer = setTimeout(visit, 10);
-    this.timer.unref();
-  }
-  stopIdle(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-  }
-  flush(): void {
-    this.pool.flush();
-  }
-  detach(): void {
-    this.pool.detach();
-  }
-  committedBytes(): number {
-    return this.pool.stats().committedBytes;
-  }
-  /** The classic pool keeps each agent's state in that agent's JS memory: a worker that died cannot be reaped. */
-  watch(): boolean {
-    return false;
-  }
+interface HeapModule {
+  createHeap: typeof createHeap;
+  attachHeap: typeof attachHeap;
+}
+
+/**
+ * The allocator's classic bundle (`dist/pool-classic.js`, next to the default build): the classic pool behind
+ * the same `Heap` (its `watch` returns false: it keeps each agent's state in that agent's memory).
+ */
+async function classicModule(): Promise<HeapModule> {
+  return (await import(new URL('./pool-classic.js', import.meta.resolve('@paddock/allocator')).href)) as HeapModule;
+}
+
+async function moduleOf(backend: BackendName): Promise<HeapModule> {
+  return backend === 'pool_arena' ? { createHeap, attachHeap } : classicModule();
 }
 
 /** Creates a heap of `backend` in this agent; returns it with the handle workers attach with. */
-export function createDemoHeap(backend: BackendName, maxBytes: number): { heap: DemoHeap; handle: DemoHandle } {
-  if (backend === 'pool_arena') {
-    const heap = createHeap({ maxBytes, pageReturn: 'auto' });
-    return { heap: new ArenaDemo(heap), handle: { backend, heap: heap.handle } };
-  }
-  const space = createAddressSpace({ maxBytes });
-  return { heap: new ClassicDemo(space, ClassicPool.create(space)), handle: { backend, space: space.handle } };
+export async function createDemoHeap(backend: BackendName, maxBytes: number): Promise<{ heap: DemoHeap; handle: DemoHandle }> {
+  const heap = (await moduleOf(backend)).createHeap({ maxBytes, pageReturn: 'auto' });
+  return { heap: new HeapDemo(heap), handle: { backend, heap: heap.handle } };
 }
 
 /** Attaches this agent (a worker) to a demo heap. */
-export function attachDemoHeap(handle: DemoHandle): DemoHeap {
-  if (handle.backend === 'pool_arena') return new ArenaDemo(attachHeap(handle.heap));
-  const space = openAddressSpace(handle.space);
-  return new ClassicDemo(space, ClassicPool.open(space));
+export async function attachDemoHeap(handle: DemoHandle): Promise<DemoHeap> {
+  return new HeapDemo((await moduleOf(handle.backend)).attachHeap(handle.heap));
 }

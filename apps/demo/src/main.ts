@@ -1,6 +1,7 @@
 /**
  * `pnpm start`: Paddock's demo. Two producer workers allocate about 100 MiB of messages in one shared
- * heap and send them to a consumer worker, which checks every message, holds them all, then frees them
+ * heap and send them through one channel (`@paddock/channel`: the blocks change hands, no offset is posted) to a
+ * consumer worker, which checks every message, holds them all, then frees them
  * (blocks another agent allocated). Then every agent goes idle, and the demo prints the process's resident
  * memory as the OS reports it, over time. Then one producer is retired mid-run: it allocates more
  * messages and, before it sends them, the main thread terminates it; `heap.watch` on the main thread reaps
@@ -8,7 +9,8 @@
  * and on the classic pool it replaces: the arena hands idle memory back and reaps the retired producer; the
  * classic pool keeps its memory and cannot reap (its `watch` returns false).
  */
-import { Worker, MessageChannel } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
+import { createChannel } from '@paddock/channel';
 import { readFileSync } from 'node:fs';
 import { loadNativePageReturn } from '@paddock/platform';
 import { createDemoHeap, type BackendName } from './backends.js';
@@ -17,6 +19,8 @@ const MiB = 1 << 20;
 const PRODUCERS = 2;
 const PER_PRODUCER = 50 * MiB;
 const IDLE_MS = 2500;
+/** Slots of the channel: a producer waits while it is full. */
+const CHANNEL_CAPACITY = 256;
 /** What the retired producer allocates and holds, unsent, when it is terminated. */
 const RETIRED_HOLDS = 32 * MiB;
 /** How long after the retired producer's exit the demo reads resident memory again. */
@@ -56,6 +60,9 @@ interface Run {
   /** Index in `rows` of the last idle row. */
   idleEnd: number;
   retired: Retired;
+  /** Blocks the producers sent through the channel, and what the channel counted received. */
+  sent: number;
+  received: number;
 }
 
 /** Producer 2, retired mid-run while it held messages it had not sent. */
@@ -71,25 +78,28 @@ interface Retired {
 }
 
 async function run(backend: BackendName): Promise<Run> {
-  const { heap, handle } = createDemoHeap(backend, 1 << 30);
-  const channels = Array.from({ length: PRODUCERS }, () => new MessageChannel());
+  const { heap, handle } = await createDemoHeap(backend, 1 << 30);
+  // One channel for every message: its handle is posted once, in each worker's data; the blocks go through it.
+  const channel = createChannel(heap.heap, { capacity: CHANNEL_CAPACITY });
   const url = new URL('./worker.js', import.meta.url);
-  const producers = channels.map(
-    (c, i) =>
-      new Worker(url, {
-        workerData: { handle, role: 'producer', id: i + 1, bytes: PER_PRODUCER, hold: RETIRED_HOLDS, port: c.port1, producers: PRODUCERS },
-        transferList: [c.port1],
-      }),
+  const producers = Array.from(
+    { length: PRODUCERS },
+    (_, i) => new Worker(url, { workerData: { handle, channel: channel.handle, role: 'producer', id: i + 1, bytes: PER_PRODUCER, hold: RETIRED_HOLDS } }),
   );
-  const ports = channels.map((c) => c.port2);
-  const consumer = new Worker(url, { workerData: { handle, role: 'consumer', id: 0, bytes: 0, ports, producers: PRODUCERS }, transferList: ports });
+  const consumer = new Worker(url, { workerData: { handle, channel: channel.handle, role: 'consumer', id: 0, bytes: 0 } });
   const all = [...producers, consumer];
-  await sleep(300); // let the workers start and attach
+  await Promise.all(all.map((w) => next(w, 'ready'))); // attached to the heap, the channel open
+  await sleep(300); // and settled
   const rows: [string, number][] = [['workers up, nothing allocated', residentBytes()]];
 
   const holding = next<{ kind: string; count: number; bad: number }>(consumer, 'holding');
+  const produced = producers.map((p) => next<{ kind: string; count: number }>(p, 'produced'));
+  consumer.postMessage('receive');
   for (const p of producers) p.postMessage('start');
+  const sent = (await Promise.all(produced)).reduce((n, m) => n + m.count, 0);
+  channel.close(); // every producer is done: the consumer drains the channel, then sees its end
   const held = await holding;
+  const { received } = channel.stats();
   rows.push([`consumer holds ${held.count} messages`, residentBytes()]);
 
   const freed = next(consumer, 'freed');
@@ -137,12 +147,13 @@ async function run(backend: BackendName): Promise<Run> {
   for (const w of alive) w.postMessage('stop');
   await Promise.all(stopped);
   await Promise.all(alive.map((w) => w.terminate()));
-  return { rows, samples, messages: held.count, bad: held.bad, idleEnd, retired };
+  channel.drop();
+  return { rows, samples, messages: held.count, bad: held.bad, idleEnd, retired, sent, received };
 }
 
 async function main(): Promise<void> {
-  console.log('Paddock demo: 2 producer workers allocate ~100 MiB of messages in one shared heap;');
-  console.log('a consumer worker checks and frees them; then every agent goes idle.');
+  console.log('Paddock demo: 2 producer workers allocate ~100 MiB of messages in one shared heap and hand them');
+  console.log('to a consumer worker through one channel; it checks and frees them; then every agent goes idle.');
   console.log(`Then producer ${PRODUCERS} is retired mid-run: it allocates ${mib(RETIRED_HOLDS)} more and is terminated before it sends them.`);
   console.log(`native page return: ${loadNativePageReturn() ? 'active (madvise MADV_DONTNEED)' : 'not available: decommit is bookkeeping only'}\n`);
   const arena = await run('pool_arena');
@@ -165,6 +176,12 @@ async function main(): Promise<void> {
       `${name}: ${r.messages} messages, ${r.bad} damaged; held ${mib(peak - base)} above the start, ` +
         `${mib(end - base)} after ${IDLE_MS / 1000} s idle` +
         (settle ? ` (within 10 MiB of the start after ${(settle[0] / 1000).toFixed(1)} s)` : ''),
+    );
+  }
+  for (const [name, r] of [['pool_arena', arena], ['pool_classic', classic]] as const) {
+    console.log(
+      `${name}: ${r.sent} blocks handed from ${PRODUCERS} producers to the consumer through one channel ` +
+        `(capacity ${CHANNEL_CAPACITY}; the channel counted ${r.received} received; no offset in postMessage)`,
     );
   }
   for (const [name, r] of [['pool_arena', arena], ['pool_classic', classic]] as const) {

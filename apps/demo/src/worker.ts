@@ -1,7 +1,9 @@
-// A demo agent: a producer allocates messages in the shared heap and sends them to the consumer; the
-// consumer checks each message, holds them all, then frees them (blocks another agent allocated). Told
-// 'hold', a producer allocates more messages and keeps them unsent (the demo then terminates it).
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+// A demo agent: a producer allocates messages in the shared heap and sends them through the channel to the
+// consumer (the block itself changes hands: nothing is copied, no offset is posted); the consumer receives
+// each message, checks it, holds them all, then frees them (blocks another agent allocated). Told 'hold', a
+// producer allocates more messages and keeps them unsent (the demo then terminates it).
+import { parentPort, workerData } from 'node:worker_threads';
+import { openChannel, type ChannelHandle } from '@paddock/channel';
 import { attachDemoHeap, type DemoHandle } from './backends.js';
 
 interface Job {
@@ -12,15 +14,14 @@ interface Job {
   bytes: number;
   /** Producer: bytes of messages to allocate and keep when told 'hold'. */
   hold?: number;
-  /** Producer: where it sends. */
-  port?: MessagePort;
-  /** Consumer: where messages arrive, one port per producer. */
-  ports?: MessagePort[];
-  producers: number;
+  /** The channel every producer sends into and the consumer receives from. */
+  channel: ChannelHandle;
 }
 
 const job = workerData as Job;
-const heap = attachDemoHeap(job.handle);
+const heap = await attachDemoHeap(job.handle);
+const channel = openChannel(heap.heap, job.channel);
+parentPort!.postMessage({ kind: 'ready' });
 const parent = parentPort!;
 
 /** A message: word 0 its id, word 1 its size, then bytes derived from the id. */
@@ -73,49 +74,32 @@ parent.on('message', (cmd: string) => {
     heap.detach();
     parent.postMessage({ kind: 'stopped' });
     parent.close();
-    job.port?.close();
-    for (const p of job.ports ?? []) p.close();
   }
 });
 
 if (job.role === 'producer') {
   parent.once('message', () => {
-    let batch: number[] = [];
-    const { count, bytes } = allocateMessages(job.bytes, 0x9e3779b9 ^ job.id, job.id * 1_000_000, (p) => {
-      batch.push(p);
-      if (batch.length === 64) {
-        job.port!.postMessage(batch);
-        batch = [];
-      }
-    });
-    job.port!.postMessage(batch);
-    job.port!.postMessage({ done: count });
+    // send() waits while the channel is full: the consumer frees room as it receives.
+    const { count, bytes } = allocateMessages(job.bytes, 0x9e3779b9 ^ job.id, job.id * 1_000_000, (p) => channel.send(p));
     heap.flush();
     parent.postMessage({ kind: 'produced', count, bytes });
   });
 } else {
   const held: number[] = [];
-  let done = 0;
-  let expected = 0;
-  let bad = 0;
-  const onMessage = (m: number[] | { done: number }) => {
-    if (Array.isArray(m)) {
-      for (const p of m) {
+  parent.on('message', (cmd: string) => {
+    if (cmd === 'receive') {
+      // Every block until the main thread closes the channel (after every producer is done) and it is empty.
+      let bad = 0;
+      for (let p = channel.recv(); p !== 0; p = channel.recv()) {
         if (!intact(p)) bad++;
         held.push(p);
       }
-    } else {
-      done++;
-      expected += m.done;
+      parent.postMessage({ kind: 'holding', count: held.length, bad });
+    } else if (cmd === 'free') {
+      for (const p of held) heap.free(p);
+      heap.flush();
+      parent.postMessage({ kind: 'freed', count: held.length });
+      held.length = 0;
     }
-    if (done === job.producers && held.length === expected) parent.postMessage({ kind: 'holding', count: held.length, bad });
-  };
-  for (const port of job.ports ?? []) port.on('message', onMessage);
-  parent.on('message', (cmd: string) => {
-    if (cmd !== 'free') return;
-    for (const p of held) heap.free(p);
-    heap.flush();
-    parent.postMessage({ kind: 'freed', count: held.length });
-    held.length = 0;
   });
 }

@@ -14,6 +14,13 @@ it('runs both backends; the arena settles near its start when idle, the classic 
   const classic = line('pool_classic');
   expect(arena).not.toBeNull();
   expect(classic).not.toBeNull();
+  // Every message went through the channel (no offset posted), and the channel counted them all received.
+  for (const name of ['pool_arena', 'pool_classic']) {
+    const handed = new RegExp(`${name}: (\\d+) blocks handed from 2 producers to the consumer through one channel \\(capacity \\d+; the channel counted (\\d+) received`).exec(run.stdout);
+    expect(handed).not.toBeNull();
+    expect(Number(handed![2])).toBe(Number(handed![1]));
+    expect(Number(handed![1])).toBe(Number(line(name)![1]));
+  }
   expect(Number(arena![2])).toBe(0);
   expect(Number(classic![2])).toBe(0);
   expect(Number(arena![3])).toBeGreaterThan(80); // about 100 MiB was really held

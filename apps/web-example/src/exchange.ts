@@ -2,11 +2,12 @@
 // its sequence number, word 1 its size, every other byte the low byte of the sequence number. The consumer
 // checks a message before it holds it, so a block handed over corrupt or half-written shows up as `intact: false`.
 import type { Heap, HeapHandle } from '@paddock/allocator';
+import type { ChannelHandle } from '@paddock/channel';
 
-/** The page's first message to a worker. */
+/** The page's first message to a worker: the heap's handle and the channel's, posted once. */
 export type Job =
-  | { role: 'producer'; handle: HeapHandle; id: number; bytes: number; port: MessagePort }
-  | { role: 'consumer'; handle: HeapHandle; ports: MessagePort[] };
+  | { role: 'producer'; handle: HeapHandle; channel: ChannelHandle; id: number; bytes: number }
+  | { role: 'consumer'; handle: HeapHandle; channel: ChannelHandle };
 
 /** The page's later orders: free what you hold (consumer), start the idle tick, leave the heap and end. */
 export type Order = 'free' | 'idle' | 'close';
@@ -15,12 +16,9 @@ export type Order = 'free' | 'idle' | 'close';
 export type Report =
   | { kind: 'attached'; backend: string; agentId: number }
   | { kind: 'produced'; messages: number; bytes: number }
-  | { kind: 'holding'; messages: number; bytes: number; intact: boolean }
+  | { kind: 'holding'; messages: number; bytes: number; intact: boolean; viaChannel: number }
   | { kind: 'freed'; messages: number }
   | { kind: 'closed' };
-
-/** What a producer sends the consumer: a batch of message pointers, then `null` when it is done. */
-export type Batch = number[] | null;
 
 /** Sizes of messages: 2 KiB to 32 KiB, drawn from a small generator so a run is the same every time. */
 export function messageSize(seed: number): number {

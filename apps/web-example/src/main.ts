@@ -4,6 +4,7 @@
 // opened with `?measure`, the browser's own measure of the page's memory; a driver can also take its own
 // figures there by defining `window.__sample`. The page's report is `window.__done`.
 import { createHeap, type Heap } from '@paddock/allocator';
+import { createChannel } from '@paddock/channel';
 import type { Job, Order, Report } from './exchange.js';
 
 const params = new URLSearchParams(location.search);
@@ -72,9 +73,9 @@ class Mailbox {
   }
 }
 
-function startWorker(job: Job, transfer: Transferable[]): Mailbox {
+function startWorker(job: Job): Mailbox {
   const box = new Mailbox(new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }));
-  box.worker.postMessage(job, transfer);
+  box.worker.postMessage(job);
   return box;
 }
 
@@ -158,17 +159,22 @@ async function main(): Promise<void> {
   let heap: Heap | null = createHeap({ maxBytes: 512 << 20 });
   $('backend').textContent = heap.backend;
   shown = heap;
-  const channels = Array.from({ length: PRODUCERS }, () => new MessageChannel());
-  const consumer = startWorker({ role: 'consumer', handle: heap.handle, ports: channels.map((c) => c.port2) }, channels.map((c) => c.port2));
-  const producers = channels.map((c, id) =>
-    startWorker({ role: 'producer', handle: heap!.handle, id: id + 1, bytes: MIB_PER_PRODUCER << 20, port: c.port1 }, [c.port1]),
+  // The messages go from the producers to the consumer through one channel in the heap: its handle is posted
+  // once, with the heap's, and no offset is ever posted.
+  const channel = createChannel(heap, { capacity: 256 });
+  const consumer = startWorker({ role: 'consumer', handle: heap.handle, channel: channel.handle });
+  const producers = Array.from({ length: PRODUCERS }, (_, id) =>
+    startWorker({ role: 'producer', handle: heap!.handle, channel: channel.handle, id: id + 1, bytes: MIB_PER_PRODUCER << 20 }),
   );
   const workers = [consumer, ...producers];
   const attached = await Promise.all(workers.map((w) => w.next('attached')));
 
   step('exchange');
   const produced = await Promise.all(producers.map((w) => w.next('produced')));
+  channel.close(); // every producer is done: the consumer drains the channel, then sees its end
   const holding = await consumer.next('holding');
+  $('channel').textContent = `${holding.viaChannel} blocks handed through the channel`;
+  channel.drop(); // closed and drained, and nobody uses it again: its own block goes back
   await sample('holding', heap);
 
   step('free');
@@ -202,6 +208,7 @@ async function main(): Promise<void> {
     messages: produced.reduce((n, p) => n + p.messages, 0),
     bytes: produced.reduce((n, p) => n + p.bytes, 0),
     held: holding.messages,
+    viaChannel: holding.viaChannel,
     intact: holding.intact,
     freed: freed.messages,
     idleMs: Math.round(idleMs),

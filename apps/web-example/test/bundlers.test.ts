@@ -16,6 +16,8 @@ interface PageReport {
   pageReturn: string;
   workerBackends: string[];
   messages: number;
+  /** What the channel counted received. */
+  viaChannel: number;
   bytes: number;
   held: number;
   intact: boolean;
@@ -78,6 +80,7 @@ describe.each(builds)('$bundler, use=$use', ({ bundler, use, build }) => {
       expect(r.bytes).toBeGreaterThanOrEqual(16 << 20);
       expect(r.intact).toBe(true);
       expect([r.held, r.freed]).toEqual([r.messages, r.messages]);
+      expect(r.viaChannel).toBe(r.messages); // every message went through the channel
       expect(r.liveBytesAtEnd).toBe(0);
       expect(r.samples.map((s) => s.step)).toEqual(['before', 'holding', 'idle', 'dropped']);
       const [, holding, idle] = r.samples;

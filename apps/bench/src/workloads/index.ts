@@ -3,6 +3,7 @@
  * `WorkloadDescriptor`) and its line here.
  */
 import { capacity } from './capacity.js';
+import { channels } from './channels.js';
 import { cross } from './cross.js';
 import { hold } from './hold.js';
 import { programs } from './programs.js';
@@ -13,4 +14,4 @@ import { timed } from './timed.js';
 import { views } from './views.js';
 import type { WorkloadDescriptor } from './workload.js';
 
-export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes, snapshots, views, capacity];
+export const WORKLOADS: readonly WorkloadDescriptor<unknown>[] = [timed, hold, cross, realloc, programs, scopes, snapshots, views, channels, capacity];

@@ -1,12 +1,13 @@
 /**
  * `pnpm inspect` with no script: the demo workload on one arena heap, streamed to the inspector. Producers in
- * worker threads allocate messages and a consumer frees them; the run pauses, a producer is terminated without
+ * worker threads allocate messages and hand them through one channel to a consumer, which frees them; the run pauses, a producer is terminated without
  * warning (the heap's watch reaps it and its owner slot is taken over), a new one joins, every agent goes idle
  * (the memory goes back), and it starts over, until Ctrl-C. Each step is marked on the page's timeline.
  */
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import { createHeap } from '@paddock/allocator';
-import type { Report } from '../scenario/agent.js';
+import { createChannel } from '@paddock/channel';
+import { SCENARIO_CAPACITY, type Report } from '../scenario/agent.js';
 import { Scenario } from '../scenario/scenario.js';
 import { serveInspector } from './index.js';
 
@@ -14,16 +15,14 @@ const heap = createHeap({ maxBytes: 1 << 30 });
 heap.startIdle();
 const inspector = await serveInspector(heap);
 const agentUrl = new URL('./workload-agent.js', import.meta.url);
-const scenario = new Scenario<MessagePort>({
-  channel() {
-    const c = new MessageChannel();
-    return [c.port1, c.port2];
-  },
-  spawn(setup, transfer) {
-    const worker = new Worker(agentUrl, { workerData: { ...setup, handle: heap.handle }, transferList: transfer });
+// The messages go through one channel in the heap; each worker gets its handle once, with the heap's.
+const channel = createChannel(heap, { capacity: SCENARIO_CAPACITY });
+const scenario = new Scenario({
+  spawn(setup) {
+    const worker = new Worker(agentUrl, { workerData: { ...setup, handle: heap.handle, channel: channel.handle } });
     heap.watch(worker);
     return {
-      post: (m, t = []) => worker.postMessage(m, t as MessagePort[]),
+      post: (m) => worker.postMessage(m),
       onReport: (on) => worker.on('message', (r: Report) => on(r)),
       terminate: () => void worker.terminate(),
     };

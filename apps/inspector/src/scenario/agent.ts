@@ -1,12 +1,14 @@
 /**
  * The inspector's scenario agent, the same in a module Web Worker (the in-page source) and in a Node worker
  * thread (the demo workload of `pnpm inspect`): producers allocate messages of mixed sizes in the shared heap
- * (each stamped with a serial and its size) and send their addresses to the consumer; the consumer holds a
+ * (each stamped with a serial and its size) and send them through one channel in the same heap
+ * (`@paddock/channel`: the blocks change hands, no address is posted) to the consumer; the consumer holds a
  * window of them, freeing the oldest (blocks another agent allocated). Commands pause the producers, send every agent idle
  * (the consumer frees all it holds and what still arrives, the idle tick hands the memory back) and start them
- * again. Only the transport differs between the two hosts: each passes its own {@link Link}s.
+ * again. Only the control link differs between the two hosts: each passes its own {@link Link}.
  */
 import type { Heap, HeapHandle } from '@paddock/allocator';
+import { openChannel, type Channel, type ChannelHandle } from '@paddock/channel';
 
 /** A message port as both hosts have it: post, and hear what arrives. */
 export interface Link {
@@ -25,6 +27,8 @@ export const CONSUMER_WINDOW = 24 << 20;
 /** A producer allocates about this many bytes per step, one step every {@link STEP_MS}. */
 export const STEP_BYTES = 384 << 10;
 export const STEP_MS = 20;
+/** Slots of the scenario's channel: a producer's step waits (asynchronously) while it is full. */
+export const SCENARIO_CAPACITY = 1024;
 
 /** Message sizes: mostly small objects, some pages, a few large blocks. */
 export function messageSize(seed: number): number {
@@ -37,12 +41,14 @@ export function messageSize(seed: number): number {
 
 const nextSeed = (seed: number) => (Math.imul(seed, 1664525) + 1013904223) >>> 0;
 
-/** Runs a producer: a step of messages every STEP_MS while started, each batch sent to the consumer. */
-export function runProducer(heap: Heap, id: number, control: Link, consumer: Link): void {
+/** Runs a producer: a step of messages every STEP_MS while started, each batch sent through the channel. */
+export function runProducer(heap: Heap, channel: Channel, id: number, control: Link): void {
   let seed = (0x9e3779b9 ^ Math.imul(id, 0x85ebca6b)) >>> 0;
   let serial = id * 1_000_000;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const step = () => {
+  let running = false;
+  let stepping = false;
+  const step = async () => {
+    stepping = true;
     const batch: number[] = [];
     for (let made = 0; made < STEP_BYTES; ) {
       seed = nextSeed(seed);
@@ -53,24 +59,26 @@ export function runProducer(heap: Heap, id: number, control: Link, consumer: Lin
       batch.push(p);
       made += size;
     }
-    consumer.post(batch);
-    timer = setTimeout(step, STEP_MS);
-  };
-  const stop = () => {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
-    heap.flush();
+    await channel.sendBatchAsync(batch); // waits (without blocking the worker) while the channel is full
+    stepping = false;
+    if (running) setTimeout(step, STEP_MS);
+    else heap.flush();
   };
   control.listen((c) => {
-    if (c === 'start' && timer === null) step();
-    else if (c === 'pause' || c === 'idle') stop();
+    if (c === 'start' && !running) {
+      running = true;
+      if (!stepping) void step();
+    } else if (c === 'pause' || c === 'idle') {
+      running = false;
+      heap.flush();
+    }
   });
   heap.startIdle();
   control.post(attached(heap));
 }
 
-/** Runs the consumer: holds a window of the messages that arrive on any producer link, frees the oldest. */
-export function runConsumer(heap: Heap, control: Link): { addProducer(link: Link): void } {
+/** Runs the consumer: holds a window of the messages that arrive through the channel, frees the oldest. */
+export function runConsumer(heap: Heap, channel: Channel, control: Link): void {
   const held: number[] = [];
   let first = 0;
   let bytes = 0;
@@ -79,14 +87,20 @@ export function runConsumer(heap: Heap, control: Link): { addProducer(link: Link
     bytes -= heap.u32[(p >>> 2) + 1]!;
     heap.free(p);
   };
-  const receive = (m: unknown) => {
-    for (const p of m as number[]) {
-      held.push(p);
-      bytes += heap.u32[(p >>> 2) + 1]!;
+  const receive = async () => {
+    const got = new Uint32Array(256);
+    for (;;) {
+      const n = await channel.recvBatchAsync(got, got.length); // the end (0) never comes: the scenario never closes it
+      if (n <= 0) return;
+      for (let i = 0; i < n; i++) {
+        const p = got[i]!;
+        held.push(p);
+        bytes += heap.u32[(p >>> 2) + 1]!;
+      }
+      while ((idle || bytes > CONSUMER_WINDOW) && first < held.length) release(held[first++]!);
+      if (first > 4096) held.splice(0, first), (first = 0);
+      heap.flush();
     }
-    while ((idle || bytes > CONSUMER_WINDOW) && first < held.length) release(held[first++]!);
-    if (first > 4096) held.splice(0, first), (first = 0);
-    heap.flush();
   };
   control.listen((c) => {
     if (c === 'start') idle = false;
@@ -99,7 +113,7 @@ export function runConsumer(heap: Heap, control: Link): { addProducer(link: Link
   });
   heap.startIdle();
   control.post(attached(heap));
-  return { addProducer: (link) => link.listen(receive) };
+  void receive();
 }
 
 /** The agent's id (its owner slot comes with its first allocation: the snapshots tell it). */
@@ -107,29 +121,18 @@ function attached(heap: Heap): Report {
   return { kind: 'attached', agentId: heap.agentId };
 }
 
-/** What starts an agent: the heap's handle, its role, and (a producer) the port to the consumer. */
-export interface Setup<P> {
+/** What starts an agent: the heap's handle and the channel's (posted once), its role and id. */
+export interface Setup {
   handle: HeapHandle;
+  channel: ChannelHandle;
   role: 'producer' | 'consumer';
   id: number;
-  port?: P;
 }
 
-/** A consumer is told of each producer that starts after it: the port that producer sends on. */
-export interface NewProducer<P> {
-  kind: 'producer';
-  port: P;
-}
-
-/**
- * Starts the agent `setup` describes on a heap attached here; `control` is the link to whoever started it, and
- * `link` makes a link of the host's message port.
- */
-export function startAgent<P>(setup: Setup<P>, control: Link, link: (port: P) => Link, attach: (handle: HeapHandle) => Heap): void {
+/** Starts the agent `setup` describes on a heap attached here; `control` is the link to whoever started it. */
+export function startAgent(setup: Setup, control: Link, attach: (handle: HeapHandle) => Heap): void {
   const heap = attach(setup.handle);
-  if (setup.role === 'producer') return runProducer(heap, setup.id, control, link(setup.port!));
-  const consumer = runConsumer(heap, control);
-  control.listen((m) => {
-    if (typeof m === 'object' && m !== null && (m as NewProducer<P>).kind === 'producer') consumer.addProducer(link((m as NewProducer<P>).port));
-  });
+  const channel = openChannel(heap, setup.channel);
+  if (setup.role === 'producer') runProducer(heap, channel, setup.id, control);
+  else runConsumer(heap, channel, control);
 }

@@ -1,6 +1,6 @@
 /**
  * The scenario's driver, the same for the page's Web Workers and the demo workload's worker threads: it starts
- * the consumer and producers (each producer with its own channel to the consumer), starts, pauses and idles
+ * the consumer and producers (all on the one channel the host made in the heap), starts, pauses and idles
  * them, and kills a producer without warning (the host's spawn has the heap watch every worker, so a killed one
  * is reaped and its owner slot taken over). Each action returns the label of its timeline mark.
  */
@@ -8,15 +8,14 @@ import type { Command, Report, Setup } from './agent.js';
 
 /** A started agent as its host holds it. */
 export interface AgentWorker {
-  post(message: unknown, transfer?: unknown[]): void;
+  post(message: unknown): void;
   onReport(on: (r: Report) => void): void;
   terminate(): void;
 }
 
-/** What a host gives the driver: a message channel, and a worker running `startAgent` on `setup`, watched. */
-export interface Host<P> {
-  channel(): [P, P];
-  spawn(setup: Omit<Setup<P>, 'handle'>, transfer: P[]): AgentWorker;
+/** What a host gives the driver: a worker running `startAgent` on `setup` (the host adds the heap's and the channel's handles), watched. */
+export interface Host {
+  spawn(setup: Omit<Setup, 'handle' | 'channel'>): AgentWorker;
 }
 
 interface Agent {
@@ -27,16 +26,16 @@ interface Agent {
   alive: boolean;
 }
 
-export class Scenario<P> {
+export class Scenario {
   private readonly agents: Agent[] = [];
   private consumer: Agent | null = null;
   private nextId = 1;
   private running = false;
 
-  constructor(private readonly host: Host<P>) {}
+  constructor(private readonly host: Host) {}
 
-  private spawn(role: Agent['role'], port?: P): Agent {
-    const worker = this.host.spawn({ role, id: role === 'consumer' ? 0 : this.nextId, port }, port === undefined ? [] : [port]);
+  private spawn(role: Agent['role']): Agent {
+    const worker = this.host.spawn({ role, id: role === 'consumer' ? 0 : this.nextId });
     const agent: Agent = { worker, role, id: role === 'consumer' ? 0 : this.nextId++, agentId: 0, alive: true };
     worker.onReport((r) => {
       if (r.kind === 'attached') agent.agentId = r.agentId;
@@ -49,25 +48,24 @@ export class Scenario<P> {
     return this.agents.filter((a) => a.alive && a.role === 'producer');
   }
 
-  /** A producer with its own channel to the consumer; started at once when the scenario runs. */
+  /** A producer on the channel; started at once when the scenario runs. */
   addProducer(): string {
     this.consumer ??= this.spawn('consumer');
-    const [mine, theirs] = this.host.channel();
-    this.consumer.worker.post({ kind: 'producer', port: theirs }, [theirs]);
-    const p = this.spawn('producer', mine);
+    const p = this.spawn('producer');
     if (this.running) p.worker.post('start' satisfies Command);
     return `producer ${p.id} added`;
   }
 
   /** Starts (or resumes) production: the consumer and two producers the first time. */
   start(): string {
-    if (this.agents.length === 0) {
+    const first = this.agents.length === 0;
+    if (first) {
       this.addProducer();
       this.addProducer();
     }
     this.running = true;
     this.send('start');
-    return 'start';
+    return first ? 'start: 2 producers -> consumer through one channel' : 'start';
   }
 
   pause(): string {

@@ -22,7 +22,7 @@ export interface Inspector {
   source: 'node' | 'page';
   map: UnitMap;
   timeline: Timeline;
-  scenario: Scenario<MessagePort> | null;
+  scenario: Scenario | null;
   last: HeapSnapshot | null;
   bars: BarsDrawn | null;
   frames: number;
