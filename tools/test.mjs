@@ -9,9 +9,10 @@
 // installs them all and requires them: PADDOCK_BROWSER=required, CI=true). The failed cases are listed again
 // just above that line, each with the first line of its message, so that a log cut to its end still names them.
 //
-// turbo's cache keys: turbo.json names PADDOCK_NODE (set here to this Node's version), PADDOCK_HAVE (set here:
-// which runtimes and browsers are installed) and tools/runtimes.json (the other runtimes' pinned versions), so a
-// run under another Node, or once a runtime is installed, replays nothing.
+// turbo's cache keys: the test task of turbo.json names PADDOCK_NODE (set here to this Node's version) and
+// PADDOCK_HAVE (set here: which runtimes and browsers are installed), and tools/runtimes.json (the runtimes'
+// pinned versions) is a global dependency, so a run under another Node, or once a runtime is installed, replays
+// no test result (the builds, which do not depend on the Node that runs them, are still reused).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, dirname } from 'node:path';
