@@ -10,16 +10,26 @@ import { extname, join } from 'node:path';
 import { build } from 'esbuild';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runFirefoxPage } from './firefox.js';
 import type { CaseResult } from './suite.js';
 
 /** Where Debian installs Chromium (`apt-get install chromium`). */
 export const CHROMIUM = process.env.PADDOCK_CHROMIUM ?? '/usr/bin/chromium';
+/** Where Debian installs Firefox ESR (`apt-get install firefox-esr`), driven by puppeteer-core over WebDriver BiDi. */
+export const FIREFOX = process.env.PADDOCK_FIREFOX ?? '/usr/bin/firefox-esr';
 
-/** Whether the browser tests can run here, and must: CI installs Chromium and sets PADDOCK_BROWSER=required. */
-export function browserAvailable(): boolean {
-  const found = existsSync(CHROMIUM);
+/** The browsers a page runs in; a suite's cases are counted under `in Chromium` or `in Firefox`. */
+export type BrowserName = 'Chromium' | 'Firefox';
+
+/**
+ * Whether `browser` (Chromium unless named) can run here, and must: CI installs Chromium and Firefox ESR and
+ * sets PADDOCK_BROWSER=required.
+ */
+export function browserAvailable(browser: BrowserName = 'Chromium'): boolean {
+  const path = browser === 'Chromium' ? CHROMIUM : FIREFOX;
+  const found = existsSync(path);
   if (!found && process.env.PADDOCK_BROWSER === 'required') {
-    throw new Error(`PADDOCK_BROWSER=required but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+    throw new Error(`PADDOCK_BROWSER=required but there is no ${browser} at ${path} (apt-get install ${browser === 'Chromium' ? 'chromium' : 'firefox-esr'})`);
   }
   return found;
 }
@@ -136,11 +146,11 @@ export interface SuiteBuild {
 }
 
 /**
- * Runs a browser suite in one Chromium: bundles every build into one folder, serves it, runs the page and
+ * Runs a browser suite in one Chromium (or Firefox): bundles every build into one folder, serves it, runs the page and
  * returns its report with the folder (the stack of a failure points into it). Never throws: a failure to
  * bundle or a page that did not finish comes back as the report's `error`.
  */
-export async function runSuitePage(builds: SuiteBuild[], timeoutMs: number): Promise<{ report: SuiteReport; dir: string; ms: number }> {
+export async function runSuitePage(builds: SuiteBuild[], timeoutMs: number, browser: BrowserName = 'Chromium'): Promise<{ report: SuiteReport; dir: string; ms: number }> {
   const t0 = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'paddock-browser-'));
   let report: SuiteReport;
@@ -148,7 +158,7 @@ export async function runSuitePage(builds: SuiteBuild[], timeoutMs: number): Pro
     await Promise.all(builds.map((b) => bundle(b.entries, { into: dir, conditions: b.conditions })));
     const server = await serve(dir);
     try {
-      report = await runPage<SuiteReport>(server.url, timeoutMs);
+      report = browser === 'Chromium' ? await runPage<SuiteReport>(server.url, timeoutMs) : await runFirefoxPage<SuiteReport>(server.url, timeoutMs);
     } finally {
       await server.close();
     }
@@ -171,32 +181,34 @@ function explain(error: string, dir: string): string {
 }
 
 /**
- * Registers, under `describe('in Chromium')`, one vitest case per case the page ran (passing or failing as it
- * did there, with the page's error; `pnpm test` counts these as the browser's cases), and beside them one that
- * fails if the page was not isolated or did not run every case it registered. `run` is null where there is no
- * Chromium (the suite skips). Removes the bundle after the file.
+ * Registers, under `in <where>` (`in Chromium` by default; `in Firefox`, `in Node 22`, `in Bun`...),
+ * one vitest case per case the page or runtime ran (passing or failing as it did there, with its error;
+ * `pnpm test` counts these apart, by that first title), and beside them one that fails if the page was not
+ * isolated or did not run every case it registered. `run` is null where there is no such browser or runtime
+ * (the suite skips). Removes the bundle after the file.
  */
-export function registerSuiteResults(title: string, run: { report: SuiteReport; dir: string; ms: number } | null): void {
+export function registerSuiteResults(title: string, run: { report: SuiteReport; dir: string; ms: number } | null, where = 'Chromium'): void {
   if (run === null) {
-    describe('in Chromium', () => it.skip(title, () => {}));
+    describe(`in ${where}`, () => it.skip(title, () => {}));
     return;
   }
   afterAll(() => rmSync(run.dir, { recursive: true, force: true }));
   const { report, dir } = run;
-  describe(`the browser suite: ${title}`, () => {
-    it(`the page is cross-origin isolated and ran every case it registered (${report.results.length} of ${report.registered}, ${(run.ms / 1000).toFixed(1)} s)`, () => {
+  describe(`the ${where} suite: ${title}`, () => {
+    const isolated = where === 'Chromium' || where === 'Firefox' ? 'the page is cross-origin isolated' : `${where} has SharedArrayBuffer`;
+    it(`${isolated} and ran every case it registered (${report.results.length} of ${report.registered}, ${(run.ms / 1000).toFixed(1)} s)`, () => {
       if (report.error) throw new Error(`the page failed outside its cases: ${explain(report.error, dir)}`);
       expect(report.crossOriginIsolated).toBe(true);
       expect(report.results.length).toBe(report.registered);
     });
   });
-  describe('in Chromium', () => {
+  describe(`in ${where}`, () => {
     describe(title, () => {
       for (const r of report.results) {
         it(r.name, () => {
-          if (!r.ok) throw new Error(`in Chromium: ${explain(r.error ?? 'failed', dir)}`);
+          if (!r.ok) throw new Error(`in ${where}: ${explain(r.error ?? 'failed', dir)}`);
           // Figures a case returned, and the time of every case that took a second or more, for the log.
-          if (r.note !== undefined || r.ms >= 1000) console.log(`in Chromium, ${r.name}${r.note ? `: ${r.note}` : ''} (${(r.ms / 1000).toFixed(1)} s)`);
+          if (r.note !== undefined || r.ms >= 1000) console.log(`in ${where}, ${r.name}${r.note ? `: ${r.note}` : ''} (${(r.ms / 1000).toFixed(1)} s)`);
         });
       }
     });

@@ -3,7 +3,8 @@
 // user needs, publint and arethetypeswrong find nothing, and fresh projects (no workspace, no dev dependencies)
 // install them with npm on a PATH that has no compiler and run the example at the top of each README: the
 // allocator on all three backends (through its export conditions), the channel above it, the platform alone, and a
-// middle layer alone.
+// middle layer alone; then the allocator's example (all three backends) and the prebuilt addon's page return under
+// each of the other runtimes (Node 22, 24 and 26, Bun, Deno: tools/runtimes.json), in the same installed project.
 // `pnpm test` builds first; run alone, this needs `pnpm build` before it.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUNTIMES, runtimeAvailable, runtimeBinary, type Runtime } from '../test-utils/runtimes.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const packagesDir = join(root, 'packages');
@@ -55,14 +57,28 @@ function project(name: string, pkgs: string[]): string {
   return dir;
 }
 
-/** Runs `code` from a file in `dir` with node and `args`; returns its output, failing on a non-zero exit. */
-function runIn(dir: string, code: string, args: string[] = []): string {
+/**
+ * Runs `code` from a file in `dir` with node (or `runtime`: Deno as `deno run -A`) and `args`; returns its output,
+ * failing on a non-zero exit.
+ */
+function runIn(dir: string, code: string, args: string[] = [], runtime?: Runtime): string {
   const file = join(dir, `example-${Math.random().toString(36).slice(2)}.mjs`);
   writeFileSync(file, code);
-  const r = run(process.execPath, [...args, file], dir, { ...process.env, PATH: noCompilerPath, PADDOCK_PAGE_RETURN: '' });
-  expect(r.status, r.out).toBe(0);
+  const [bin, pre] = runtime ? [runtimeBinary(runtime), runtime.args] : [process.execPath, []];
+  const r = run(bin, [...pre, ...args, file], dir, { ...process.env, PATH: noCompilerPath, PADDOCK_PAGE_RETURN: '', NO_COLOR: '1' });
+  expect(r.status, `${runtime?.label ?? 'node'}: ${r.out}`).toBe(0);
   return r.out;
 }
+
+/** Frees 64 MiB the heap touched and returns it: which addon did, and how much resident memory dropped. */
+const PAGE_RETURN = `import { createHeap } from '@paddock/allocator';
+const heap = createHeap({ maxBytes: 1 << 30 });
+const ps = Array.from({ length: 64 }, () => heap.malloc(1 << 20));
+for (const p of ps) heap.u8.fill(1, p, p + (1 << 20));
+const before = process.memoryUsage.rss();
+for (const p of ps) heap.free(p);
+heap.returnIdle();
+console.log(JSON.stringify({ addon: heap.stats().pageReturnAddon, dropMiB: (before - process.memoryUsage.rss()) / 2 ** 20 }));`;
 
 describe.skipIf(npm === null)('the packages, packed and installed outside the repository', () => {
   beforeAll(() => {
@@ -120,17 +136,7 @@ describe.skipIf(npm === null)('the packages, packed and installed outside the re
     expect(runIn(dir, example)).toMatch(/^pool_arena: /m);
     expect(runIn(dir, example, ['--conditions=paddock-pool-classic'])).toMatch(/^pool_classic: /m);
     expect(runIn(dir, example, ['--conditions=paddock-pool-global'])).toMatch(/^pool_global: /m);
-    const pages = runIn(
-      dir,
-      `import { createHeap } from '@paddock/allocator';
-       const heap = createHeap({ maxBytes: 1 << 30 });
-       const ps = Array.from({ length: 64 }, () => heap.malloc(1 << 20));
-       for (const p of ps) heap.u8.fill(1, p, p + (1 << 20));
-       const before = process.memoryUsage.rss();
-       for (const p of ps) heap.free(p);
-       heap.returnIdle();
-       console.log(JSON.stringify({ addon: heap.stats().pageReturnAddon, dropMiB: (before - process.memoryUsage.rss()) / 2 ** 20 }));`,
-    );
+    const pages = runIn(dir, PAGE_RETURN);
     const got = JSON.parse(pages.trim().split('\n').pop()!) as { addon: string; dropMiB: number };
     expect(got.addon).toBe('prebuilt');
     expect(got.dropMiB).toBeGreaterThan(32);
@@ -141,6 +147,20 @@ describe.skipIf(npm === null)('the packages, packed and installed outside the re
     const dir = project('channel', deps);
     expect(runIn(dir, readmeExample('channel'))).toMatch(/received: 100/);
   });
+
+  // Each other runtime, in the project the allocator's case installed.
+  for (const r of RUNTIMES) {
+    it.skipIf(!runtimeAvailable(r))(`under ${r.label} ${r.version}: the allocator's README example runs on all three backends, and the prebuilt addon returns pages`, () => {
+      const dir = join(work, 'allocator');
+      const example = readmeExample('allocator');
+      expect(runIn(dir, example, [], r)).toMatch(/^pool_arena: /m);
+      expect(runIn(dir, example, ['--conditions=paddock-pool-classic'], r)).toMatch(/^pool_classic: /m);
+      expect(runIn(dir, example, ['--conditions=paddock-pool-global'], r)).toMatch(/^pool_global: /m);
+      const got = JSON.parse(runIn(dir, PAGE_RETURN, [], r).trim().split('\n').pop()!) as { addon: string; dropMiB: number };
+      expect(got.addon).toBe('prebuilt');
+      expect(got.dropMiB).toBeGreaterThan(32);
+    });
+  }
 
   it('@paddock/platform used alone: its README example runs', () => {
     const dir = project('platform', ['platform']);

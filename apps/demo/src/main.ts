@@ -38,6 +38,15 @@ function residentBytes(): number {
 }
 
 const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
+
+/**
+ * A progress line on stderr: rewritten in place on a terminal; elsewhere (a pipe, a log, CI) only the lines
+ * marked `keep`, each a plain line of its own, no carriage return.
+ */
+function progress(line: string, keep: boolean): void {
+  if (process.stderr.isTTY) process.stderr.write(`\r${line}    `);
+  else if (keep) process.stderr.write(`${line}\n`);
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function next<T extends { kind: string }>(w: Worker, kind: string): Promise<T> {
@@ -59,6 +68,9 @@ interface Run {
   bad: number;
   /** Index in `rows` of the last idle row. */
   idleEnd: number;
+  /** Paddock's committed bytes with the workers up, nothing allocated, and after the idle time. */
+  committedStart: number;
+  committedIdle: number;
   retired: Retired;
   /** Blocks the producers sent through the channel, and what the channel counted received. */
   sent: number;
@@ -91,6 +103,7 @@ async function run(backend: BackendName): Promise<Run> {
   await Promise.all(all.map((w) => next(w, 'ready'))); // attached to the heap, the channel open
   await sleep(300); // and settled
   const rows: [string, number][] = [['workers up, nothing allocated', residentBytes()]];
+  const committedStart = heap.committedBytes();
 
   const holding = next<{ kind: string; count: number; bad: number }>(consumer, 'holding');
   const produced = producers.map((p) => next<{ kind: string; count: number }>(p, 'produced'));
@@ -114,15 +127,16 @@ async function run(backend: BackendName): Promise<Run> {
     await sleep(100);
     const r = residentBytes();
     samples.push([Date.now() - t0, r]);
-    process.stderr.write(`\r${backend}: idle ${((Date.now() - t0) / 1000).toFixed(1)} s, resident ${mib(r)}    `);
+    progress(`${backend}: idle ${((Date.now() - t0) / 1000).toFixed(1)} s, resident ${mib(r)}`, samples.length % 5 === 0);
   }
-  process.stderr.write('\n');
+  if (process.stderr.isTTY) process.stderr.write('\n');
   for (const at of [500, 1000, 1500, 2000]) {
     const sample = samples.find(([t]) => t >= at);
     if (sample) rows.push([`idle for ${at / 1000} s`, sample[1]]);
   }
   rows.push([`idle for ${IDLE_MS / 1000} s`, residentBytes()]);
   const idleEnd = rows.length - 1;
+  const committedIdle = heap.committedBytes();
 
   // Producer 2 is retired mid-run: it allocates more messages and is terminated before it sends any. The
   // main thread watches it first; it shares none of what it holds, so the reap may release its live blocks.
@@ -148,7 +162,7 @@ async function run(backend: BackendName): Promise<Run> {
   await Promise.all(stopped);
   await Promise.all(alive.map((w) => w.terminate()));
   channel.drop();
-  return { rows, samples, messages: held.count, bad: held.bad, idleEnd, retired, sent, received };
+  return { rows, samples, messages: held.count, bad: held.bad, idleEnd, committedStart, committedIdle, retired, sent, received };
 }
 
 async function main(): Promise<void> {
@@ -175,7 +189,8 @@ async function main(): Promise<void> {
     console.log(
       `${name}: ${r.messages} messages, ${r.bad} damaged; held ${mib(peak - base)} above the start, ` +
         `${mib(end - base)} after ${IDLE_MS / 1000} s idle` +
-        (settle ? ` (within 10 MiB of the start after ${(settle[0] / 1000).toFixed(1)} s)` : ''),
+        (settle ? ` (within 10 MiB of the start after ${(settle[0] / 1000).toFixed(1)} s)` : '') +
+        `; Paddock committed ${mib(r.committedStart)} at the start, ${mib(r.committedIdle)} after`,
     );
   }
   for (const [name, r] of [['pool_arena', arena], ['pool_classic', classic]] as const) {

@@ -35,30 +35,46 @@ export function catchUncaught(fn: (e: Error) => void): () => void {
   return () => process.off('uncaughtException', fn);
 }
 
+/**
+ * Closes a port; the port to the main thread in Deno has no close() (nor removeAllListeners()), where the worker
+ * scope's own close() ends the thread as closing it does in Node and Bun.
+ */
+function closePort(p: MessagePort): void {
+  if (typeof p.close === 'function') p.close();
+  else (globalThis as { close?: () => void }).close?.();
+}
+
 /** A swarm worker's side: its start data, its port to the main thread, its peers. */
 export async function swarmWorkerIO(): Promise<SwarmWorkerIO<PeerPort>> {
   const port = parentPort!;
+  // The 'message' listeners this side added, by port: a natural departure takes them off again (Deno's ports
+  // have no removeAllListeners()).
+  const listeners = new Map<MessagePort, ((m: unknown) => void)[]>();
+  const listen = <M>(p: MessagePort, fn: (m: M) => void) => {
+    listeners.set(p, [...(listeners.get(p) ?? []), fn as (m: unknown) => void]);
+    p.on('message', fn);
+  };
   return {
     data: workerData as SwarmWorkerData,
     post: (m: FromSwarmWorker) => port.postMessage(m),
-    onCommand: (fn: (m: ToSwarmWorker) => void) => port.on('message', fn),
-    onPeer: (p, fn: (b: BlockBatch) => void) => p.on('message', fn),
+    onCommand: (fn: (m: ToSwarmWorker) => void) => listen(port, fn),
+    onPeer: (p, fn: (b: BlockBatch) => void) => listen(p, fn),
     soon: (fn) => setImmediate(fn),
     leave: (how: LeaveHow, peers) => {
       if (how === 'exit') process.exit(0);
       // 'close': the ports close. 'natural': nothing listens and nothing keeps the event loop alive any more
       // (a port stays referenced without listeners), so the loop runs dry.
       for (const p of [...peers, port]) {
-        if (how === 'close') p.close();
+        if (how === 'close') closePort(p);
         else {
-          p.removeAllListeners('message');
+          for (const fn of listeners.get(p) ?? []) p.off('message', fn);
           p.unref();
         }
       }
     },
     finish: (peers) => {
       for (const p of peers) p.close();
-      port.close();
+      closePort(port);
     },
   };
 }

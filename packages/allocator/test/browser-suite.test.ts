@@ -1,8 +1,9 @@
 // The allocator's browser suite: the contract (every backend) and the bad-input table (every backend) run in
-// headless Chromium, main thread plus module Web Workers over one growable SharedArrayBuffer per heap, the
-// page cross-origin isolated. One bundle and one browser for all of them; each case that ran there is a
-// vitest case under `in Chromium` that fails with the page's error. The cases are test/cases, which vitest
-// runs in Node too (contract.test.ts, bad-input-table.test.ts).
+// headless Chromium and then in headless Firefox ESR (the same bundle), main thread plus module Web Workers over
+// one growable SharedArrayBuffer per heap, the page cross-origin isolated. One bundle and one browser at a time
+// for all of them; each case that ran there is a vitest case under `in Chromium` (or `in Firefox`) that fails
+// with the page's error. The cases are test/cases, which vitest runs in Node too (contract.test.ts,
+// bad-input-table.test.ts) and the other runtimes run too (runtime-suite.test.ts).
 import { fileURLToPath } from 'node:url';
 import { browserAvailable, registerSuiteResults, runSuitePage, type SuiteBuild } from '../../../tools/test-utils/browser.js';
 import { backends } from './cases/contract.js';
@@ -14,4 +15,6 @@ const builds: SuiteBuild[] = [
   ...backends.map(([name]) => ({ entries: { [`contract-agent-${name}`]: here('./browser/contract-agent.mjs') }, conditions: [`paddock-${name.replace('_', '-')}`] })),
 ];
 
-registerSuiteResults('the allocator (contract and bad-input table, every backend)', browserAvailable() ? await runSuitePage(builds, 120_000) : null);
+const title = 'the allocator (contract and bad-input table, every backend)';
+registerSuiteResults(title, browserAvailable() ? await runSuitePage(builds, 120_000) : null);
+registerSuiteResults(title, browserAvailable('Firefox') ? await runSuitePage(builds, 180_000, 'Firefox') : null, 'Firefox');
