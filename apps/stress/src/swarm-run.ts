@@ -395,7 +395,7 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
         const refused = nothingToReap(heap, a.agentId);
         if (refused !== null) throw new RunFailure(`${what}: ${refused}`);
         reaps.push(`${what}, not reaped (pool_global keeps no agent state)`);
-      } else if (watched) reapedByWatch(a, what, quarantinedBefore);
+      } else if (watched) await reapedByWatch(a, what, quarantinedBefore);
       else reapExplicitly(a, what);
       if (reaped) fig.reaps++;
       try {
@@ -407,14 +407,28 @@ export async function runOne(config: RunConfig, lib: string, runTimeoutMs: numbe
       heap.startIdle();
       resumeAll();
     };
-    /** The watch reaped the killed worker's agent when its thread ended (its live blocks stay live): nothing is left to reap. */
-    const reapedByWatch = (a: Agent, what: string, quarantinedBefore: number) => {
+    /**
+     * The watch reaped the killed worker's agent when its thread ended (its live blocks stay live): nothing is left to
+     * reap. In Node and Bun that is done when `terminate()` resolves; Deno emits the exit while the thread may still
+     * run, and the watch's reap waits until the thread stops answering (refused as alive until then, up to a few
+     * seconds): waited for here.
+     */
+    const reapedByWatch = async (a: Agent, what: string, quarantinedBefore: number) => {
       let again: string | null = null;
-      try {
-        again = JSON.stringify(heap.reap(a.agentId));
-      } catch (e) {
-        if (!(e instanceof RangeError)) throw e;
+      let deferred = false; // refused as alive first: the thread still ran after its exit event
+      for (const until = Date.now() + 10_000; ; ) {
+        try {
+          again = JSON.stringify(heap.reap(a.agentId));
+          break;
+        } catch (e) {
+          if (e instanceof RangeError) break; // reaped by the watch
+          if ((e as { code?: unknown }).code !== 'AGENT_ALIVE' || Date.now() > until) throw e;
+          deferred = true;
+          await new Promise((r) => setTimeout(r, 50));
+        }
       }
+      // Once the thread stopped answering, this reap and the watch's next look race: either may take it.
+      if (deferred) again = null;
       if (again !== null) throw new RunFailure(`${what} and watched, but the watch did not reap it (an explicit reap did: ${again})`);
       const quarantined = quarantinedBytes() - quarantinedBefore;
       fig.quarantinedBytes += quarantined;

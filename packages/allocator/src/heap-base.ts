@@ -20,6 +20,10 @@ import { TICK_MAX_MS, TICK_MIN_MS, type AttachOptions, type BackgroundErrorHandl
 import { warnOnce } from './warn-once.js';
 import { threadExited, threadWatched, unwatchThreadWorkers, watchThreadWorkers } from './worker-watch.js';
 
+/** How often an exited worker's thread that still answers is looked at again, and for how long at most (ms). */
+const EXIT_RECHECK_MS = 50;
+const EXIT_PATIENCE_MS = 30_000;
+
 export { watchedThreadAlive } from './worker-watch.js';
 
 /** The error every use of a heap object gets once its agent has left the heap. */
@@ -182,11 +186,35 @@ export abstract class HeapBase extends HeapViews {
    */
   workerExited(thread: number, worker: object): void {
     if (this.detached || watchedWorkers.get(this)?.has(worker) === true) return;
+    this.reapExited(thread, {}, 0);
+  }
+
+  /**
+   * Reaps what an exited worker's thread (key `thread`) left in the heap. A worker's `exit` event says its thread
+   * has stopped in Node and Bun, but Deno emits it while a terminated thread may still be running: an agent of the
+   * thread that still answers a ping (presence.ts) is looked at again every {@link EXIT_RECHECK_MS} ms, and reaped
+   * once it no longer answers (reported through `onError` if it still does after {@link EXIT_PATIENCE_MS} ms).
+   */
+  private reapExited(thread: number, options: WatchOptions, waited: number): void {
+    if (this.detached) return;
     try {
-      this.reapThread(thread, {});
+      if (this.threadAnswers(thread)) {
+        if (waited >= EXIT_PATIENCE_MS) {
+          throw new HeapError('AGENT_ALIVE', `a worker (threadId ${thread - 1}) exited, but an agent of its thread still answers after ${waited} ms: not reaped`);
+        }
+        const t = setTimeout(() => this.reapExited(thread, options, waited + EXIT_RECHECK_MS), EXIT_RECHECK_MS);
+        (t as { unref?: () => void }).unref?.();
+        return;
+      }
+      this.reapThread(thread, options);
     } catch (err) {
       this.reportError(err, 'reap');
     }
+  }
+
+  /** Whether an agent of thread `thread` that has not left still answers a ping (the backends that reap say). */
+  protected threadAnswers(_thread: number): boolean {
+    return false;
   }
 
   /**
@@ -238,12 +266,7 @@ export abstract class HeapBase extends HeapViews {
       threadWatched(thread);
       (worker as WatchableWorker).once('exit', () => {
         threadExited(thread);
-        if (this.detached) return;
-        try {
-          this.reapThread(thread, { releaseLive });
-        } catch (err) {
-          this.reportError(err, 'reap');
-        }
+        this.reapExited(thread, { releaseLive }, 0);
       });
       return this.canReap;
     }

@@ -486,6 +486,18 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
     this.presence.leave();
   }
 
+  protected override threadAnswers(thread: number): boolean {
+    const arena = this.arena;
+    for (const id of arena.agentsOnThread(thread)) {
+      const area = arena.areaOf(id);
+      if (area === 0 || area === arena.agentArea || !arena.cover(area + AGENT_AREA_COMMIT)) continue;
+      if (Atomics.load(arena.i32, (area >>> 2) + G_STATE) !== AGENT_LIVE) continue;
+      const found = pingAgent(arena.i32, area);
+      if (found === 'live' || found === 'answering') return true;
+    }
+    return false;
+  }
+
   protected reapThread(thread: number, options: WatchOptions): number {
     let reaped = 0;
     for (const id of this.arena.agentsOnThread(thread)) {

@@ -79,6 +79,35 @@ describe('a reap of a live agent', () => {
     heap.check();
   });
 
+  it("an exit reported while the worker's thread still runs (Deno emits it early) reaps nothing until the thread is gone", async () => {
+    const heap = track(createHeap({ maxBytes: GiB, watchWorkers: false }));
+    const { w, agentId } = await liveWorker(heap.handle);
+    expect((await work(w)).kind).toBe('worked');
+    const thread = w.threadId + 1;
+    heap.workerExited(thread, {}); // what the thread's watch does at a worker's exit event
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 60));
+      const after = await work(w, 20); // it answered the pings: not reaped, and its blocks are its own
+      expect(after.kind).toBe('worked');
+    }
+    refusal(() => heap.reap(agentId)); // still live
+    await w.terminate();
+    // The reap comes once its thread no longer answers (looked at every 50 ms).
+    const until = Date.now() + 5000;
+    let reaped = false;
+    while (!reaped && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 50));
+      try {
+        heap.reap(agentId);
+      } catch (err) {
+        reaped = err instanceof RangeError; // reaped by the deferred exit, not by this call
+        if (!reaped && !(err instanceof HeapError)) throw err;
+      }
+    }
+    expect(reaped).toBe(true);
+    heap.check();
+  });
+
   it('is refused for a worker busy in a loop that never yields, twice in a row; it goes on and its check passes', async () => {
     const heap = track(createHeap({ maxBytes: GiB, watchWorkers: false })); // nobody watches: only the ping can tell
     const { w, agentId } = await liveWorker(heap.handle);
