@@ -162,8 +162,9 @@ export async function runChannelSwarm(seed: number, only?: Backend): Promise<Cha
   return { seed, backend, capacity, producers, consumers, kills, departures, received, notReceived, recoveredFrees: stats.recoveredFrees, faults };
 }
 
-export const CHANNEL_SWARM_USAGE = `usage: node apps/stress/dist/main.js channel-swarm [--seeds N] [--seed S] [--backend B]
+export const CHANNEL_SWARM_USAGE = `usage: node apps/stress/dist/main.js channel-swarm [--seeds N] [--minutes M] [--seed S] [--backend B]
   --seeds N     runs, seeds drawn from the clock (default 3)
+  --minutes M   a soak: keep starting runs with fresh seeds for M minutes (fractions allowed)
   --seed S      one run with this seed (decimal or 0x hex), to replay a failure
   --backend B   pool_arena, pool_classic or pool_global (default: drawn per run)`;
 
@@ -173,12 +174,14 @@ export const channelSwarm: StressProgram = {
   usage: CHANNEL_SWARM_USAGE,
   async run(args: string[]): Promise<number> {
     let runs = 3;
+    let minutes = 0;
     let seeds: number[] | null = null;
     let backend: Backend | undefined;
     for (let i = 0; i < args.length; i++) {
       const [flag, inline] = splitFlag(args[i]!);
       const value = () => inline ?? args[++i];
       if (flag === '--seeds') runs = numberArg(flag, value(), 1, 10_000);
+      else if (flag === '--minutes') minutes = numberArg(flag, value(), 0.01, 10_000);
       else if (flag === '--seed') seeds = [numberArg(flag, value(), 0, 0xffffffff) >>> 0];
       else if (flag === '--backend') {
         const b = value();
@@ -186,9 +189,16 @@ export const channelSwarm: StressProgram = {
         backend = b as Backend;
       } else throw new Error(`unknown option ${flag}`);
     }
-    seeds ??= Array.from({ length: runs }, (_, k) => (Date.now() + Math.imul(k, 0x9e3779b1)) >>> 0);
+    const base = Date.now() >>> 0;
+    if (seeds === null && minutes > 0) console.log(`channel-swarm: a soak of ${minutes} minutes, seeds from base 0x${base.toString(16).padStart(8, '0')}`);
+    const fresh = (k: number) => (base + Math.imul(k, 0x9e3779b1)) >>> 0;
+    const until = Date.now() + minutes * 60_000;
+    seeds ??= minutes > 0 ? [] : Array.from({ length: runs }, (_, k) => fresh(k));
+    const soak = seeds.length === 0;
     let failed = 0;
-    for (const seed of seeds) {
+    for (let k = 0; soak ? Date.now() < until : k < seeds.length; k++) {
+      const seed = soak ? fresh(k) : seeds[k]!;
+      if (soak) seeds.push(seed);
       const r = await runChannelSwarm(seed, backend);
       const line = `seed 0x${seed.toString(16).padStart(8, '0')} ${r.backend.padEnd(12)} capacity ${String(r.capacity).padStart(3)}, ${r.producers}x${r.consumers}: ${r.kills} killed, ${r.departures} departed, ${r.received} received, ${r.notReceived} not (${r.recoveredFrees} freed by the channel)`;
       console.log(r.faults.length === 0 ? `  ${line}` : `  ${line}\n    FAIL: ${r.faults.join('; ')}`);
