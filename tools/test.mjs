@@ -68,10 +68,10 @@ for (const d of dirs) {
     }
     for (const t of file.assertionResults ?? []) {
       if (t.status === 'failed') failures.push(`${where} > ${[...(t.ancestorTitles ?? []), t.title].join(' > ')}: ${firstLine(t.failureMessages?.[0])}`);
-      const where = elsewhere.get(/^in (.+)$/.exec(t.ancestorTitles?.[0] ?? '')?.[1]);
-      if (!where) continue;
+      const ranIn = elsewhere.get(/^in (.+)$/.exec(t.ancestorTitles?.[0] ?? '')?.[1]);
+      if (!ranIn) continue;
       const key = t.status === 'passed' ? 'passed' : t.status === 'failed' ? 'failed' : 'skipped';
-      where[key]++;
+      ranIn[key]++;
     }
   }
 }

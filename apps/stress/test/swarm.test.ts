@@ -97,7 +97,7 @@ describe('the swarm', () => {
     const dest = mkdtempSync(join(tmpdir(), 'paddock-planted-top-'));
     temps.push(dest);
     // One word of the region header, flipped: the slot whose arena would end at 2^32 is no longer held out.
-    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-arena.js', find: 'i32[b + R_BITMAP] = 3 | this.heldOutBit(r)', replace: 'i32[b + R_BITMAP] = 3' }], packages);
+    const lib = snapshotLib(dest, [{ pkg: 'allocator', file: 'pool-arena.js', find: 'i32[b + 1] = 3 | this.heldOutBit(r)', replace: 'i32[b + 1] = 3' }], packages);
     const r = swarm(['--seed', FILL_SEEDS[0]!, '--lib', lib], 40_000);
     console.log(r.out);
     expect(r.status).toBe(1);
