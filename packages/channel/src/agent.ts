@@ -6,7 +6,7 @@
  * parking).
  */
 import { HeapError, type Heap } from '@paddock/allocator';
-import { agentCanBlock } from '@paddock/platform';
+import { agentCanBlock, availableCores } from '@paddock/platform';
 import {
   FLAG_CLOSED,
   FLAG_DROPPED,
@@ -15,7 +15,9 @@ import {
   H_MAGIC,
   H_PARKED_RECEIVERS,
   H_PARKED_SENDERS,
+  H_RECV_SIGNALED,
   H_RECV_WAKE,
+  H_SEND_SIGNALED,
   H_SEND_WAKE,
   H_TOKENS,
   MAGIC,
@@ -39,8 +41,19 @@ import { EMPTY, READY, Ring, STUCK } from './ring.js';
 
 /** What `recv`, `recvAsync` and the batch receives return when their timeout passed first. */
 export const TIMED_OUT = -1;
-/** Steps retried before a waiter parks. */
-const SPINS = 16;
+/**
+ * How long a waiter watches the ring (loads only) before it parks, in ms. The other side of a channel in flow
+ * usually makes what it waits for within microseconds, and a park costs the other side a notify and this one a
+ * sleep and a wake (tens of microseconds). Only where two threads can run at once (see spinTime).
+ */
+export const SPIN_MS = 0.05;
+let spinMs = -1;
+
+/** This agent's spin (ms): {@link SPIN_MS}, or 0 on one core, where the agent waited for cannot run meanwhile. */
+function spinTime(): number {
+  if (spinMs < 0) spinMs = availableCores() >= 2 ? SPIN_MS : 0;
+  return spinMs;
+}
 /** A waiter that found a slot claimed mid-step parks this long at most before it looks again, in ms. */
 const STUCK_WAIT_MS = 2;
 
@@ -243,11 +256,13 @@ export class ChannelAgent {
     const ring = this.ring;
     Atomics.store(i32, this.rec + R_PTR, ptr);
     Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
-    for (let spin = 0; ; spin++) {
+    let spinUntil = 0;
+    for (;;) {
       const r = ring.sendStep(ptr);
       if (r === 1) return this.sent();
       if (this.isClosed()) return this.sendRefused();
-      if (spin < SPINS) continue;
+      if (spinUntil === 0) spinUntil = performance.now() + spinTime();
+      if (this.spin(true, spinUntil)) continue;
       this.flushWakes(); // a batch's receivers first: they are what makes room
       const wake = Atomics.load(i32, this.base + H_SEND_WAKE);
       this.park(H_PARKED_SENDERS);
@@ -266,6 +281,7 @@ export class ChannelAgent {
         this.unpark(H_PARKED_SENDERS);
       }
       this.enter();
+      spinUntil = 0;
       // Named again: enter() may have given this object a fresh record.
       Atomics.store(i32, this.rec + R_PTR, ptr);
       Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
@@ -288,6 +304,8 @@ export class ChannelAgent {
   protected park(count: number): void {
     Atomics.add(this.i32, this.base + count, 1);
     Atomics.store(this.i32, this.rec + R_PARKED, count);
+    // After the wake word was read: a signal that finds this 0 comes after that read, and so ends the wait.
+    Atomics.store(this.i32, this.base + (count === H_PARKED_SENDERS ? H_SEND_SIGNALED : H_RECV_SIGNALED), 0);
   }
 
   protected unpark(count: number): void {
@@ -310,11 +328,11 @@ export class ChannelAgent {
    */
   protected flushWakes(): void {
     if (this.owedReceivers !== 0) {
-      this.ring.wakeReceivers(this.owedReceivers);
+      this.ring.wakeReceivers();
       this.owedReceivers = 0;
     }
     if (this.owedSenders !== 0) {
-      this.ring.wakeSenders(this.owedSenders);
+      this.ring.wakeSenders();
       this.owedSenders = 0;
     }
   }
@@ -333,7 +351,8 @@ export class ChannelAgent {
   protected recvWaiting(deadline: number, blocking: boolean): number | Promise<number> {
     const i32 = this.i32;
     const ring = this.ring;
-    for (let spin = 0; ; spin++) {
+    let spinUntil = 0;
+    for (;;) {
       let p = this.tryRecvOne();
       if (p !== 0) return p;
       if (this.isClosed()) {
@@ -344,7 +363,8 @@ export class ChannelAgent {
         if (head === EMPTY) return 0;
         if (head === READY) continue;
       }
-      if (spin < SPINS) continue;
+      if (spinUntil === 0) spinUntil = Math.min(deadline, performance.now() + spinTime());
+      if (this.spin(false, spinUntil)) continue;
       const left = deadline - performance.now();
       if (left <= 0) return TIMED_OUT;
       const wake = Atomics.load(i32, this.base + H_RECV_WAKE);
@@ -364,6 +384,22 @@ export class ChannelAgent {
         this.unpark(H_PARKED_RECEIVERS);
       }
       this.enter();
+      spinUntil = 0;
+    }
+  }
+
+  /**
+   * Watches the ring until a send (`send`) or a receive step may go, or the channel closes: true; false once
+   * `until` (a `performance.now()` time) has passed. Loads only; the clock is read every 32 looks.
+   */
+  protected spin(send: boolean, until: number): boolean {
+    const ring = this.ring;
+    for (let i = 1; ; i++) {
+      if (send ? ring.sendMayGo() : ring.recvMayGo()) return true;
+      if ((i & 31) === 0) {
+        if (send && this.isClosed()) return true; // refused at once (a receiver takes what is queued first)
+        if (performance.now() >= until) return false;
+      }
     }
   }
 

@@ -13,7 +13,9 @@ import {
   H_RECORDS_CLEANED,
   H_RECOVERED_FREES,
   H_RECOVERED_SENDS,
+  H_RECV_SIGNALED,
   H_RECV_WAKE,
+  H_SEND_SIGNALED,
   H_SEND_WAKE,
   H_TAIL,
   H_WAKES,
@@ -188,22 +190,50 @@ export class Ring {
     }
   }
 
-  /** Wakes up to `count` parked receivers (only when one is parked: a notify is a system call). */
-  wakeReceivers(count: number): void {
+  /**
+   * Whether a receive step may find something now (a block ready at the head, or the hint behind): loads only, for
+   * a waiter's spin. A slot claimed by a send that has not published yet reads as not ready (it is about to be).
+   */
+  recvMayGo(): boolean {
     const i32 = this.i32;
-    if (Atomics.load(i32, this.base + H_PARKED_RECEIVERS) === 0) return;
-    Atomics.add(i32, this.base + H_RECV_WAKE, 1);
-    Atomics.add(i32, this.base + H_WAKES, 1);
-    Atomics.notify(i32, this.base + H_RECV_WAKE, count);
+    const h = Atomics.load(i32, this.base + H_HEAD);
+    const seq = Atomics.load(i32, this.slots + (h & this.mask) * SLOT_WORDS);
+    const d = stampDiff(seq & STAMP_MASK, (h + 1) & STAMP_MASK);
+    return d > 0 || (d === 0 && seq >>> STAMP_BITS === 0);
   }
 
-  /** Wakes up to `count` parked senders (only when one is parked). */
-  wakeSenders(count: number): void {
+  /** Whether a send step may find room now (see {@link recvMayGo}). */
+  sendMayGo(): boolean {
     const i32 = this.i32;
-    if (Atomics.load(i32, this.base + H_PARKED_SENDERS) === 0) return;
-    Atomics.add(i32, this.base + H_SEND_WAKE, 1);
-    Atomics.add(i32, this.base + H_WAKES, 1);
-    Atomics.notify(i32, this.base + H_SEND_WAKE, count);
+    const t = Atomics.load(i32, this.base + H_TAIL);
+    const seq = Atomics.load(i32, this.slots + (t & this.mask) * SLOT_WORDS);
+    return stampDiff(seq & STAMP_MASK, t & STAMP_MASK) >= 0;
+  }
+
+  /**
+   * Wakes every parked receiver, only when one is parked and none was signalled since the last parked (a notify is a
+   * system call; see H_RECV_SIGNALED). A skipped signal is never a missed one: the signal that set the word was made
+   * after that waiter read its wake word, so its wait returns.
+   */
+  wakeReceivers(): void {
+    const i32 = this.i32;
+    const b = this.base;
+    if (Atomics.load(i32, b + H_PARKED_RECEIVERS) === 0 || Atomics.load(i32, b + H_RECV_SIGNALED) !== 0) return;
+    if (Atomics.exchange(i32, b + H_RECV_SIGNALED, 1) !== 0) return;
+    Atomics.add(i32, b + H_RECV_WAKE, 1);
+    Atomics.add(i32, b + H_WAKES, 1);
+    Atomics.notify(i32, b + H_RECV_WAKE);
+  }
+
+  /** Wakes every parked sender (as {@link wakeReceivers}). */
+  wakeSenders(): void {
+    const i32 = this.i32;
+    const b = this.base;
+    if (Atomics.load(i32, b + H_PARKED_SENDERS) === 0 || Atomics.load(i32, b + H_SEND_SIGNALED) !== 0) return;
+    if (Atomics.exchange(i32, b + H_SEND_SIGNALED, 1) !== 0) return;
+    Atomics.add(i32, b + H_SEND_WAKE, 1);
+    Atomics.add(i32, b + H_WAKES, 1);
+    Atomics.notify(i32, b + H_SEND_WAKE);
   }
 
   /**
@@ -301,7 +331,7 @@ export class Ring {
         Atomics.store(i32, s + 1, Atomics.load(i32, r + R_PTR));
         Atomics.store(i32, s, (pos + 1) & STAMP_MASK);
         Atomics.add(i32, this.base + H_RECOVERED_SENDS, 1);
-        this.wakeReceivers(1);
+        this.wakeReceivers();
       } else if (state === S_SEND_INTENT) {
         this.freeNamed(r);
       }
@@ -311,7 +341,7 @@ export class Ring {
         Atomics.compareExchange(i32, this.base + H_HEAD, pos, (pos + 1) | 0);
         Atomics.store(i32, r + R_PTR, Atomics.load(i32, s + 1));
         Atomics.store(i32, s, (pos + this.capacity) & STAMP_MASK);
-        this.wakeSenders(1);
+        this.wakeSenders();
       }
       this.freeNamed(r);
     }
