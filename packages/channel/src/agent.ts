@@ -46,7 +46,7 @@ export const TIMED_OUT = -1;
  * usually makes what it waits for within microseconds, and a park costs the other side a notify and this one a
  * sleep and a wake (tens of microseconds). Only where two threads can run at once (see spinTime).
  */
-export const SPIN_MS = 0.05;
+export const SPIN_MS = 0.005;
 let spinMs = -1;
 
 /** This agent's spin (ms): {@link SPIN_MS}, or 0 on one core, where the agent waited for cannot run meanwhile. */
@@ -222,10 +222,10 @@ export class ChannelAgent {
   /** One attempt to send `ptr` (checked): true when it went; false when full or stuck. */
   protected trySendOne(ptr: number): boolean {
     const i32 = this.i32;
-    Atomics.store(i32, this.rec + R_PTR, ptr);
-    Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
+    i32[this.rec + R_PTR] = ptr;
+    i32[this.rec + R_STATE] = S_SEND_INTENT;
     const r = this.ring.sendStep(ptr);
-    Atomics.store(i32, this.rec + R_STATE, S_IDLE);
+    i32[this.rec + R_STATE] = S_IDLE;
     if (r !== 1) return false;
     this.owedReceivers++;
     if (this.deferWakes === 0) this.flushWakes();
@@ -235,10 +235,10 @@ export class ChannelAgent {
   /** One attempt to receive: the block, or 0 (empty or stuck). */
   protected tryRecvOne(): number {
     const i32 = this.i32;
-    Atomics.store(i32, this.rec + R_PTR, 0);
-    Atomics.store(i32, this.rec + R_STATE, S_RECV);
+    i32[this.rec + R_PTR] = 0;
+    i32[this.rec + R_STATE] = S_RECV;
     const r = this.ring.recvStep();
-    Atomics.store(i32, this.rec + R_STATE, S_IDLE);
+    i32[this.rec + R_STATE] = S_IDLE;
     if (r === EMPTY || r === STUCK) return 0;
     this.owedSenders++;
     if (this.deferWakes === 0) this.flushWakes();
@@ -254,8 +254,8 @@ export class ChannelAgent {
   protected sendWaiting(ptr: number, blocking: boolean): Promise<void> | undefined {
     const i32 = this.i32;
     const ring = this.ring;
-    Atomics.store(i32, this.rec + R_PTR, ptr);
-    Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
+    i32[this.rec + R_PTR] = ptr;
+    i32[this.rec + R_STATE] = S_SEND_INTENT;
     let spinUntil = 0;
     for (;;) {
       const r = ring.sendStep(ptr);
@@ -283,8 +283,8 @@ export class ChannelAgent {
       this.enter();
       spinUntil = 0;
       // Named again: enter() may have given this object a fresh record.
-      Atomics.store(i32, this.rec + R_PTR, ptr);
-      Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
+      i32[this.rec + R_PTR] = ptr;
+      i32[this.rec + R_STATE] = S_SEND_INTENT;
     }
   }
 
@@ -316,7 +316,7 @@ export class ChannelAgent {
   }
 
   protected sent(): undefined {
-    Atomics.store(this.i32, this.rec + R_STATE, S_IDLE);
+    this.i32[this.rec + R_STATE] = S_IDLE;
     this.owedReceivers++;
     if (this.deferWakes === 0) this.flushWakes();
     return undefined;
@@ -338,7 +338,7 @@ export class ChannelAgent {
   }
 
   protected sendRefused(): never {
-    Atomics.store(this.i32, this.rec + R_STATE, S_IDLE); // the block stays the caller's
+    this.i32[this.rec + R_STATE] = S_IDLE; // the block stays the caller's
     throw this.closedError();
   }
 

@@ -106,11 +106,11 @@ export class Ring {
       const d = stampDiff(stamp, t & STAMP_MASK);
       if (d === 0) {
         if (seq >>> STAMP_BITS === 0) {
-          Atomics.store(i32, this.rec + R_POS, t);
+          i32[this.rec + R_POS] = t;
           if (Atomics.compareExchange(i32, s, seq, this.claimTag | stamp) === seq) {
-            Atomics.store(i32, this.rec + R_STATE, S_SEND_CLAIMED);
+            i32[this.rec + R_STATE] = S_SEND_CLAIMED;
             Atomics.compareExchange(i32, tailAt, t, (t + 1) | 0);
-            Atomics.store(i32, s + 1, ptr);
+            i32[s + 1] = ptr;
             Atomics.store(i32, s, (t + 1) & STAMP_MASK);
             return 1;
           }
@@ -144,11 +144,11 @@ export class Ring {
       const d = stampDiff(stamp, (h + 1) & STAMP_MASK);
       if (d === 0) {
         if (seq >>> STAMP_BITS === 0) {
-          Atomics.store(i32, rec + R_POS, h);
+          i32[rec + R_POS] = h;
           if (Atomics.compareExchange(i32, s, seq, this.claimTag | stamp) === seq) {
             Atomics.compareExchange(i32, headAt, h, (h + 1) | 0);
             const ptr = Atomics.load(i32, s + 1);
-            Atomics.store(i32, rec + R_PTR, ptr);
+            i32[rec + R_PTR] = ptr;
             Atomics.store(i32, s, (h + this.capacity) & STAMP_MASK);
             return ptr;
           }
