@@ -52,6 +52,14 @@ export const STUCK = -2;
 /** How long a slot may stay claimed by the same step before its claimer is pinged, in ms. */
 export const STUCK_MS = 2;
 
+/** Moves the hint at `at` on to `to`, unless another agent moved it that far or further. */
+function moveHint(i32: Int32Array, at: number, to: number): void {
+  for (;;) {
+    const h = Atomics.load(i32, at);
+    if (((to - h) | 0) <= 0 || Atomics.compareExchange(i32, at, h, to) === h) return;
+  }
+}
+
 /** One agent's hold on a channel's ring (the channel object's core). */
 export class Ring {
   /** Int32 index of the channel block. */
@@ -126,6 +134,69 @@ export class Ring {
         return this.noteStuck(s, seq);
       }
     }
+  }
+
+  /**
+   * Sends `ptrs[from..to)` in order at consecutive positions from the tail hint, as long as each slot is free and
+   * unclaimed, moving the hint once at the end (any agent that finds a slot past the hint moves it on itself). Each
+   * block is named in the record and claimed as {@link sendStep} does. Returns how many went; the record is idle
+   * after. Stops at the first slot that is not ready (full, or another agent's), for the caller's step to handle.
+   */
+  sendRun(ptrs: ArrayLike<number>, from: number, to: number): number {
+    const i32 = this.i32;
+    const rec = this.rec;
+    const tailAt = this.base + H_TAIL;
+    const start = Atomics.load(i32, tailAt);
+    let t = start;
+    let k = from;
+    while (k < to) {
+      const s = this.slots + (t & this.mask) * SLOT_WORDS;
+      const seq = Atomics.load(i32, s);
+      if (seq !== (t & STAMP_MASK)) break; // not ready for this position, or claimed
+      const ptr = ptrs[k]!;
+      i32[rec + R_PTR] = ptr;
+      i32[rec + R_STATE] = S_SEND_INTENT;
+      i32[rec + R_POS] = t;
+      if (Atomics.compareExchange(i32, s, seq, this.claimTag | seq) !== seq) break;
+      i32[rec + R_STATE] = S_SEND_CLAIMED;
+      i32[s + 1] = ptr;
+      Atomics.store(i32, s, (t + 1) & STAMP_MASK);
+      t = (t + 1) | 0;
+      k++;
+    }
+    i32[rec + R_STATE] = S_IDLE;
+    if (t !== start) moveHint(i32, tailAt, t);
+    return k - from;
+  }
+
+  /**
+   * Receives up to `to - from` blocks into `out[from..)` from consecutive positions at the head hint, as
+   * {@link sendRun} sends: each claimed and named as {@link recvStep} does, the hint moved once. Returns how many.
+   */
+  recvRun(out: Uint32Array | number[], from: number, to: number): number {
+    const i32 = this.i32;
+    const rec = this.rec;
+    const headAt = this.base + H_HEAD;
+    const start = Atomics.load(i32, headAt);
+    let h = start;
+    let k = from;
+    while (k < to) {
+      const s = this.slots + (h & this.mask) * SLOT_WORDS;
+      const seq = Atomics.load(i32, s);
+      if (seq !== ((h + 1) & STAMP_MASK)) break; // nothing ready at this position, or claimed
+      i32[rec + R_PTR] = 0;
+      i32[rec + R_STATE] = S_RECV;
+      i32[rec + R_POS] = h;
+      if (Atomics.compareExchange(i32, s, seq, this.claimTag | seq) !== seq) break;
+      const ptr = i32[s + 1]!;
+      i32[rec + R_PTR] = ptr;
+      Atomics.store(i32, s, (h + this.capacity) & STAMP_MASK);
+      out[k++] = ptr >>> 0;
+      h = (h + 1) | 0;
+    }
+    i32[rec + R_STATE] = S_IDLE;
+    if (h !== start) moveHint(i32, headAt, h);
+    return k - from;
   }
 
   /**
