@@ -148,7 +148,8 @@ export class ChannelAgent {
   protected enter(): void {
     const i32 = this.i32;
     if (this.left) throw new HeapError('BAD_HANDLE', 'this channel object has left the channel (leave()): open it again');
-    if (Atomics.load(i32, this.base + H_MAGIC) !== MAGIC || i32[this.base + H_ID] !== this.id) {
+    // Plain loads (checks on every call; a change they miss for a moment is seen by the next call).
+    if (i32[this.base + H_MAGIC] !== MAGIC || i32[this.base + H_ID] !== this.id) {
       // A dropped channel's block went back to the heap, whose free lists may have written its first words; the
       // flags word says dropped until the block is reused.
       if (i32[this.base + H_MAGIC] === MAGIC_DROPPED || (Atomics.load(i32, this.base + H_FLAGS) & FLAG_DROPPED) !== 0) {
@@ -161,7 +162,7 @@ export class ChannelAgent {
     // loop for a long time), and a record taken back from this object (it was idle and took too long to answer:
     // see presence.ts) is replaced by a fresh one.
     this.ring.presence?.answer();
-    if (Atomics.load(i32, this.rec + R_OWNER) !== this.ring.token) this.retake();
+    if (i32[this.rec + R_OWNER] !== this.ring.token) this.retake();
   }
 
   /** This object's record was cleaned as a gone agent's: it takes another (its old one may be someone else's). */

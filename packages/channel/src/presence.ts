@@ -61,7 +61,8 @@ export class RecordPresence {
    * once, without waiting for the event loop (a worker busy in a loop of blocking receives may not return to it).
    */
   answer(): void {
-    if (!this.held || Atomics.load(this.i32, this.record + R_PINGS) === this.pingsSeen) return;
+    // A plain load: this runs on every call of the channel object, and a ping it misses is seen by the next one.
+    if (!this.held || this.i32[this.record + R_PINGS] === this.pingsSeen) return;
     this.arm();
     Atomics.add(this.i32, this.record + R_ANSWERS, 1);
   }
