@@ -36,7 +36,7 @@ import {
   STAMP_BITS,
 } from './layout.js';
 import type { ChannelHandle } from './open.js';
-import { RecordPresence } from './presence.js';
+import { ARMED_LOCK, channelLockName, heldLockNames, RecordPresence } from './presence.js';
 import { EMPTY, READY, Ring, STUCK } from './ring.js';
 
 /** What `recv`, `recvAsync` and the batch receives return when their timeout passed first. */
@@ -131,7 +131,7 @@ export class ChannelAgent {
     ring.rec = r;
     ring.recIndex = k;
     ring.claimTag = ((k + 1) << STAMP_BITS) | 0;
-    ring.presence = new RecordPresence(i32, r);
+    ring.presence = new RecordPresence(i32, r, channelLockName(this.id, token));
     if (Atomics.compareExchange(i32, r + R_OWNER, -token, token) !== -token) {
       // Taken for gone meanwhile (this agent was kept from running for seconds): another record is looked for.
       ring.presence.release(true);
@@ -275,7 +275,7 @@ export class ChannelAgent {
       }
       ring.presence?.answer();
       const bound = again === STUCK ? STUCK_WAIT_MS : Infinity;
-      if (!blocking) return this.sendParkedAsync(ptr, wake, bound);
+      if (!blocking) return this.sendParkedAsync(ptr, wake, bound, again === STUCK);
       try {
         this.heap.wait(i32, this.base + H_SEND_WAKE, wake, bound);
       } finally {
@@ -289,10 +289,11 @@ export class ChannelAgent {
     }
   }
 
-  protected async sendParkedAsync(ptr: number, wake: number, bound: number): Promise<void> {
+  protected async sendParkedAsync(ptr: number, wake: number, bound: number, stuck: boolean): Promise<void> {
     const keep = keepAlive();
     try {
       await this.heap.waitAsync(this.i32, this.base + H_SEND_WAKE, wake, bound);
+      if (stuck) await this.cleanStuckByLock();
     } finally {
       clearTimeout(keep);
       this.unpark(H_PARKED_SENDERS);
@@ -377,8 +378,9 @@ export class ChannelAgent {
         continue;
       }
       ring.presence?.answer();
-      const bound = ring.peekHead() === STUCK ? Math.min(left, STUCK_WAIT_MS) : left;
-      if (!blocking) return this.recvParkedAsync(deadline, wake, bound);
+      const stuck = ring.peekHead() === STUCK;
+      const bound = stuck ? Math.min(left, STUCK_WAIT_MS) : left;
+      if (!blocking) return this.recvParkedAsync(deadline, wake, bound, stuck);
       try {
         this.heap.wait(i32, this.base + H_RECV_WAKE, wake, bound);
       } finally {
@@ -404,16 +406,34 @@ export class ChannelAgent {
     }
   }
 
-  protected async recvParkedAsync(deadline: number, wake: number, bound: number): Promise<number> {
+  protected async recvParkedAsync(deadline: number, wake: number, bound: number, stuck: boolean): Promise<number> {
     const keep = keepAlive();
     try {
       await this.heap.waitAsync(this.i32, this.base + H_RECV_WAKE, wake, bound);
+      if (stuck) await this.cleanStuckByLock();
     } finally {
       clearTimeout(keep);
       this.unpark(H_PARKED_RECEIVERS);
     }
     this.enter();
     return this.recvWaiting(deadline, false);
+  }
+
+  /**
+   * Where owners hold Web Locks (a browser), the async calls' liveness check: the record of the agent whose claim
+   * the last step found stuck is cleaned if its owner's lock is no longer held (its worker was terminated). The
+   * owner and its lock mark are read before the query, so a lock taken after the query is never one looked for.
+   */
+  private async cleanStuckByLock(): Promise<void> {
+    const ring = this.ring;
+    const index = ring.stuckClaim - 1;
+    if (index < 0 || index >= ring.recordCount) return;
+    const r = ring.recordAt(index);
+    const owner = Atomics.load(this.i32, r + R_OWNER);
+    if (owner <= 0 || Atomics.load(this.i32, r + R_ARMED) !== ARMED_LOCK) return;
+    const held = await heldLockNames();
+    if (held === null || this.left) return;
+    ring.cleanIfLockGone(index, owner, held, this.id);
   }
 
   protected deadlineOf(timeoutMs: number | undefined): number {

@@ -39,7 +39,7 @@ import {
   STAMP_MASK,
   stampDiff,
 } from './layout.js';
-import { ANSWER_GRACE_MS, pingOwner, type RecordPresence } from './presence.js';
+import { ANSWER_GRACE_MS, channelLockName, pingOwner, type RecordPresence } from './presence.js';
 
 /** What a step found when it could not move a block. */
 export const EMPTY = 0;
@@ -346,6 +346,24 @@ export class Ring {
     } else if (this.cleanerAlive(-owner, r)) {
       return false;
     }
+    return this.cleanGone(index, owner);
+  }
+
+  /**
+   * Cleans record `index` if `owner` still holds it and had its Web Lock (R_ARMED says so: read before `held` was
+   * taken) but `held`, the names of the locks held now, lacks it: the browser let it go, its worker is gone.
+   */
+  cleanIfLockGone(index: number, owner: number, held: Set<string>, channelId: number): boolean {
+    const r = this.recordAt(index);
+    if (owner <= 0 || owner === this.token || held.has(channelLockName(channelId, owner))) return false;
+    if (Atomics.load(this.i32, r + R_OWNER) !== owner) return false;
+    return this.cleanGone(index, owner);
+  }
+
+  /** Cleans record `index`, whose holder `owner` was found gone (see cleanIfGone). */
+  private cleanGone(index: number, owner: number): boolean {
+    const i32 = this.i32;
+    const r = this.recordAt(index);
     // When the cleaning started (see cleanerAlive), stamped before the record says who cleans it: whoever reads the
     // cleaner's token there reads a fresh stamp with it.
     Atomics.store(i32, r + R_PINGED_AT, Date.now() & 0x7fffffff);
