@@ -6,7 +6,7 @@
  * parking).
  */
 import { HeapError, type Heap } from '@paddock/allocator';
-import { agentCanBlock } from '@paddock/platform';
+import { agentCanBlock, availableCores } from '@paddock/platform';
 import {
   FLAG_CLOSED,
   FLAG_DROPPED,
@@ -15,7 +15,9 @@ import {
   H_MAGIC,
   H_PARKED_RECEIVERS,
   H_PARKED_SENDERS,
+  H_RECV_SIGNALED,
   H_RECV_WAKE,
+  H_SEND_SIGNALED,
   H_SEND_WAKE,
   H_TOKENS,
   MAGIC,
@@ -34,13 +36,24 @@ import {
   STAMP_BITS,
 } from './layout.js';
 import type { ChannelHandle } from './open.js';
-import { RecordPresence } from './presence.js';
+import { ARMED_LOCK, channelLockName, heldLockNames, RecordPresence } from './presence.js';
 import { EMPTY, READY, Ring, STUCK } from './ring.js';
 
 /** What `recv`, `recvAsync` and the batch receives return when their timeout passed first. */
 export const TIMED_OUT = -1;
-/** Steps retried before a waiter parks. */
-const SPINS = 16;
+/**
+ * How long a waiter watches the ring (loads only) before it parks, in ms. The other side of a channel in flow
+ * usually makes what it waits for within microseconds, and a park costs the other side a notify and this one a
+ * sleep and a wake (tens of microseconds). Only where two threads can run at once (see spinTime).
+ */
+export const SPIN_MS = 0.005;
+let spinMs = -1;
+
+/** This agent's spin (ms): {@link SPIN_MS}, or 0 on one core, where the agent waited for cannot run meanwhile. */
+function spinTime(): number {
+  if (spinMs < 0) spinMs = availableCores() >= 2 ? SPIN_MS : 0;
+  return spinMs;
+}
 /** A waiter that found a slot claimed mid-step parks this long at most before it looks again, in ms. */
 const STUCK_WAIT_MS = 2;
 
@@ -118,7 +131,7 @@ export class ChannelAgent {
     ring.rec = r;
     ring.recIndex = k;
     ring.claimTag = ((k + 1) << STAMP_BITS) | 0;
-    ring.presence = new RecordPresence(i32, r);
+    ring.presence = new RecordPresence(i32, r, channelLockName(this.id, token));
     if (Atomics.compareExchange(i32, r + R_OWNER, -token, token) !== -token) {
       // Taken for gone meanwhile (this agent was kept from running for seconds): another record is looked for.
       ring.presence.release(true);
@@ -135,7 +148,8 @@ export class ChannelAgent {
   protected enter(): void {
     const i32 = this.i32;
     if (this.left) throw new HeapError('BAD_HANDLE', 'this channel object has left the channel (leave()): open it again');
-    if (Atomics.load(i32, this.base + H_MAGIC) !== MAGIC || i32[this.base + H_ID] !== this.id) {
+    // Plain loads (checks on every call; a change they miss for a moment is seen by the next call).
+    if (i32[this.base + H_MAGIC] !== MAGIC || i32[this.base + H_ID] !== this.id) {
       // A dropped channel's block went back to the heap, whose free lists may have written its first words; the
       // flags word says dropped until the block is reused.
       if (i32[this.base + H_MAGIC] === MAGIC_DROPPED || (Atomics.load(i32, this.base + H_FLAGS) & FLAG_DROPPED) !== 0) {
@@ -148,7 +162,7 @@ export class ChannelAgent {
     // loop for a long time), and a record taken back from this object (it was idle and took too long to answer:
     // see presence.ts) is replaced by a fresh one.
     this.ring.presence?.answer();
-    if (Atomics.load(i32, this.rec + R_OWNER) !== this.ring.token) this.retake();
+    if (i32[this.rec + R_OWNER] !== this.ring.token) this.retake();
   }
 
   /** This object's record was cleaned as a gone agent's: it takes another (its old one may be someone else's). */
@@ -209,10 +223,10 @@ export class ChannelAgent {
   /** One attempt to send `ptr` (checked): true when it went; false when full or stuck. */
   protected trySendOne(ptr: number): boolean {
     const i32 = this.i32;
-    Atomics.store(i32, this.rec + R_PTR, ptr);
-    Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
+    i32[this.rec + R_PTR] = ptr;
+    i32[this.rec + R_STATE] = S_SEND_INTENT;
     const r = this.ring.sendStep(ptr);
-    Atomics.store(i32, this.rec + R_STATE, S_IDLE);
+    i32[this.rec + R_STATE] = S_IDLE;
     if (r !== 1) return false;
     this.owedReceivers++;
     if (this.deferWakes === 0) this.flushWakes();
@@ -222,10 +236,10 @@ export class ChannelAgent {
   /** One attempt to receive: the block, or 0 (empty or stuck). */
   protected tryRecvOne(): number {
     const i32 = this.i32;
-    Atomics.store(i32, this.rec + R_PTR, 0);
-    Atomics.store(i32, this.rec + R_STATE, S_RECV);
+    i32[this.rec + R_PTR] = 0;
+    i32[this.rec + R_STATE] = S_RECV;
     const r = this.ring.recvStep();
-    Atomics.store(i32, this.rec + R_STATE, S_IDLE);
+    i32[this.rec + R_STATE] = S_IDLE;
     if (r === EMPTY || r === STUCK) return 0;
     this.owedSenders++;
     if (this.deferWakes === 0) this.flushWakes();
@@ -241,13 +255,15 @@ export class ChannelAgent {
   protected sendWaiting(ptr: number, blocking: boolean): Promise<void> | undefined {
     const i32 = this.i32;
     const ring = this.ring;
-    Atomics.store(i32, this.rec + R_PTR, ptr);
-    Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
-    for (let spin = 0; ; spin++) {
+    i32[this.rec + R_PTR] = ptr;
+    i32[this.rec + R_STATE] = S_SEND_INTENT;
+    let spinUntil = 0;
+    for (;;) {
       const r = ring.sendStep(ptr);
       if (r === 1) return this.sent();
       if (this.isClosed()) return this.sendRefused();
-      if (spin < SPINS) continue;
+      if (spinUntil === 0) spinUntil = performance.now() + spinTime();
+      if (this.spin(true, spinUntil)) continue;
       this.flushWakes(); // a batch's receivers first: they are what makes room
       const wake = Atomics.load(i32, this.base + H_SEND_WAKE);
       this.park(H_PARKED_SENDERS);
@@ -259,23 +275,25 @@ export class ChannelAgent {
       }
       ring.presence?.answer();
       const bound = again === STUCK ? STUCK_WAIT_MS : Infinity;
-      if (!blocking) return this.sendParkedAsync(ptr, wake, bound);
+      if (!blocking) return this.sendParkedAsync(ptr, wake, bound, again === STUCK);
       try {
         this.heap.wait(i32, this.base + H_SEND_WAKE, wake, bound);
       } finally {
         this.unpark(H_PARKED_SENDERS);
       }
       this.enter();
+      spinUntil = 0;
       // Named again: enter() may have given this object a fresh record.
-      Atomics.store(i32, this.rec + R_PTR, ptr);
-      Atomics.store(i32, this.rec + R_STATE, S_SEND_INTENT);
+      i32[this.rec + R_PTR] = ptr;
+      i32[this.rec + R_STATE] = S_SEND_INTENT;
     }
   }
 
-  protected async sendParkedAsync(ptr: number, wake: number, bound: number): Promise<void> {
+  protected async sendParkedAsync(ptr: number, wake: number, bound: number, stuck: boolean): Promise<void> {
     const keep = keepAlive();
     try {
       await this.heap.waitAsync(this.i32, this.base + H_SEND_WAKE, wake, bound);
+      if (stuck) await this.cleanStuckByLock();
     } finally {
       clearTimeout(keep);
       this.unpark(H_PARKED_SENDERS);
@@ -288,6 +306,8 @@ export class ChannelAgent {
   protected park(count: number): void {
     Atomics.add(this.i32, this.base + count, 1);
     Atomics.store(this.i32, this.rec + R_PARKED, count);
+    // After the wake word was read: a signal that finds this 0 comes after that read, and so ends the wait.
+    Atomics.store(this.i32, this.base + (count === H_PARKED_SENDERS ? H_SEND_SIGNALED : H_RECV_SIGNALED), 0);
   }
 
   protected unpark(count: number): void {
@@ -298,7 +318,7 @@ export class ChannelAgent {
   }
 
   protected sent(): undefined {
-    Atomics.store(this.i32, this.rec + R_STATE, S_IDLE);
+    this.i32[this.rec + R_STATE] = S_IDLE;
     this.owedReceivers++;
     if (this.deferWakes === 0) this.flushWakes();
     return undefined;
@@ -310,17 +330,17 @@ export class ChannelAgent {
    */
   protected flushWakes(): void {
     if (this.owedReceivers !== 0) {
-      this.ring.wakeReceivers(this.owedReceivers);
+      this.ring.wakeReceivers();
       this.owedReceivers = 0;
     }
     if (this.owedSenders !== 0) {
-      this.ring.wakeSenders(this.owedSenders);
+      this.ring.wakeSenders();
       this.owedSenders = 0;
     }
   }
 
   protected sendRefused(): never {
-    Atomics.store(this.i32, this.rec + R_STATE, S_IDLE); // the block stays the caller's
+    this.i32[this.rec + R_STATE] = S_IDLE; // the block stays the caller's
     throw this.closedError();
   }
 
@@ -333,7 +353,8 @@ export class ChannelAgent {
   protected recvWaiting(deadline: number, blocking: boolean): number | Promise<number> {
     const i32 = this.i32;
     const ring = this.ring;
-    for (let spin = 0; ; spin++) {
+    let spinUntil = 0;
+    for (;;) {
       let p = this.tryRecvOne();
       if (p !== 0) return p;
       if (this.isClosed()) {
@@ -344,7 +365,8 @@ export class ChannelAgent {
         if (head === EMPTY) return 0;
         if (head === READY) continue;
       }
-      if (spin < SPINS) continue;
+      if (spinUntil === 0) spinUntil = Math.min(deadline, performance.now() + spinTime());
+      if (this.spin(false, spinUntil)) continue;
       const left = deadline - performance.now();
       if (left <= 0) return TIMED_OUT;
       const wake = Atomics.load(i32, this.base + H_RECV_WAKE);
@@ -356,27 +378,62 @@ export class ChannelAgent {
         continue;
       }
       ring.presence?.answer();
-      const bound = ring.peekHead() === STUCK ? Math.min(left, STUCK_WAIT_MS) : left;
-      if (!blocking) return this.recvParkedAsync(deadline, wake, bound);
+      const stuck = ring.peekHead() === STUCK;
+      const bound = stuck ? Math.min(left, STUCK_WAIT_MS) : left;
+      if (!blocking) return this.recvParkedAsync(deadline, wake, bound, stuck);
       try {
         this.heap.wait(i32, this.base + H_RECV_WAKE, wake, bound);
       } finally {
         this.unpark(H_PARKED_RECEIVERS);
       }
       this.enter();
+      spinUntil = 0;
     }
   }
 
-  protected async recvParkedAsync(deadline: number, wake: number, bound: number): Promise<number> {
+  /**
+   * Watches the ring until a send (`send`) or a receive step may go, or the channel closes: true; false once
+   * `until` (a `performance.now()` time) has passed. Loads only; the clock is read every 32 looks.
+   */
+  protected spin(send: boolean, until: number): boolean {
+    const ring = this.ring;
+    for (let i = 1; ; i++) {
+      if (send ? ring.sendMayGo() : ring.recvMayGo()) return true;
+      if ((i & 31) === 0) {
+        if (send && this.isClosed()) return true; // refused at once (a receiver takes what is queued first)
+        if (performance.now() >= until) return false;
+      }
+    }
+  }
+
+  protected async recvParkedAsync(deadline: number, wake: number, bound: number, stuck: boolean): Promise<number> {
     const keep = keepAlive();
     try {
       await this.heap.waitAsync(this.i32, this.base + H_RECV_WAKE, wake, bound);
+      if (stuck) await this.cleanStuckByLock();
     } finally {
       clearTimeout(keep);
       this.unpark(H_PARKED_RECEIVERS);
     }
     this.enter();
     return this.recvWaiting(deadline, false);
+  }
+
+  /**
+   * Where owners hold Web Locks (a browser), the async calls' liveness check: the record of the agent whose claim
+   * the last step found stuck is cleaned if its owner's lock is no longer held (its worker was terminated). The
+   * owner and its lock mark are read before the query, so a lock taken after the query is never one looked for.
+   */
+  private async cleanStuckByLock(): Promise<void> {
+    const ring = this.ring;
+    const index = ring.stuckClaim - 1;
+    if (index < 0 || index >= ring.recordCount) return;
+    const r = ring.recordAt(index);
+    const owner = Atomics.load(this.i32, r + R_OWNER);
+    if (owner <= 0 || Atomics.load(this.i32, r + R_ARMED) !== ARMED_LOCK) return;
+    const held = await heldLockNames();
+    if (held === null || this.left) return;
+    ring.cleanIfLockGone(index, owner, held, this.id);
   }
 
   protected deadlineOf(timeoutMs: number | undefined): number {

@@ -97,7 +97,13 @@ export class Channel extends ChannelAgent {
     if (this.isClosed()) throw this.closedError();
     this.deferWakes = 1;
     try {
-      for (let k = 0; k < n; k++) this.sendWaiting(ptrs[k]!, true);
+      // Runs of consecutive free slots go at once; a block that finds no room waits as a send does.
+      for (let k = 0; k < n; ) {
+        const went = this.ring.sendRun(ptrs, k, n);
+        this.owedReceivers += went;
+        k += went;
+        if (k < n) this.sendWaiting(ptrs[k++]!, true);
+      }
     } finally {
       this.deferWakes = 0;
       this.flushWakes();
@@ -111,7 +117,13 @@ export class Channel extends ChannelAgent {
     if (this.isClosed()) throw this.closedError();
     let k = 0;
     this.deferWakes = 1;
-    while (k < n && this.trySendOne(ptrs[k]!)) k++;
+    for (;;) {
+      const went = this.ring.sendRun(ptrs, k, n);
+      this.owedReceivers += went;
+      k += went;
+      if (k >= n || !this.trySendOne(ptrs[k]!)) break;
+      k++;
+    }
     this.deferWakes = 0;
     this.flushWakes();
     return k;
@@ -185,7 +197,11 @@ export class Channel extends ChannelAgent {
     let k = from;
     this.deferWakes = 1;
     while (k < max) {
-      const p = this.tryRecvOne();
+      const got = this.ring.recvRun(out, k, max);
+      this.owedSenders += got;
+      k += got;
+      if (k >= max) break;
+      const p = this.tryRecvOne(); // not at the hint, or claimed: a step sorts it out
       if (p === 0) break;
       out[k++] = p;
     }

@@ -12,7 +12,7 @@ export const MAGIC = 0x4348414e;
 /** What the first word becomes when the channel is dropped (before its block goes back to the heap). */
 export const MAGIC_DROPPED = 0x44524f50;
 /** The version of this layout, carried in handles. */
-export const LAYOUT_VERSION = 1;
+export const LAYOUT_VERSION = 2;
 
 // ---- header words ------------------------------------------------------------------------------------------
 export const H_MAGIC = 0;
@@ -23,9 +23,13 @@ export const H_CAPACITY = 2;
 export const H_RECORDS = 3;
 /** FLAG_CLOSED, FLAG_DROPPED. */
 export const H_FLAGS = 4;
-/** Hints: the next position to send to and to receive from (the slots' stamps say what is true). Full 32 bits. */
-export const H_TAIL = 5;
-export const H_HEAD = 6;
+/**
+ * Whether parked senders, and parked receivers, have been signalled since the last of them parked: a waiter stores 0
+ * when it parks, a waker exchanges 1 in and signals only when it took a 0. So once every waiter is woken, the steps
+ * made before they run again make no more notifies.
+ */
+export const H_SEND_SIGNALED = 5;
+export const H_RECV_SIGNALED = 6;
 /** Senders and receivers parked (or about to park) on their wake words: a notify is made only when one is. */
 export const H_PARKED_SENDERS = 7;
 export const H_PARKED_RECEIVERS = 8;
@@ -42,7 +46,14 @@ export const H_RECOVERED_FREES = 13;
 export const H_RECORDS_CLEANED = 14;
 /** Wake signals: a send or receive that found a waiter parked bumped its wake word (and notified). */
 export const H_WAKES = 15;
-export const HEADER_WORDS = 16;
+/**
+ * Hints: the next position to send to and to receive from (the slots' stamps say what is true). Full 32 bits. Each
+ * is alone in 32 words (128 bytes), so that wherever the block lies, the tail (written by senders), the head
+ * (written by receivers) and the words above (read by both on every step) never share a 64-byte cache line.
+ */
+export const H_TAIL = 32;
+export const H_HEAD = 64;
+export const HEADER_WORDS = 96;
 
 export const FLAG_CLOSED = 1;
 export const FLAG_DROPPED = 2;
@@ -70,7 +81,11 @@ export const R_PINGED_AT = 8;
  * and cleared before it takes itself off, so that the cleaner of a dead owner takes off only a count that was added.
  */
 export const R_PARKED = 9;
-export const RECORD_WORDS = 12;
+/**
+ * A record's words 0 to 9 are written by its owner on every step; the rest is padding, so that two agents' records
+ * never share a 64-byte cache line wherever the block lies (each step would otherwise pull the other's line).
+ */
+export const RECORD_WORDS = 32;
 
 /** Nothing in flight. */
 export const S_IDLE = 0;

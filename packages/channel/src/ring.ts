@@ -13,7 +13,9 @@ import {
   H_RECORDS_CLEANED,
   H_RECOVERED_FREES,
   H_RECOVERED_SENDS,
+  H_RECV_SIGNALED,
   H_RECV_WAKE,
+  H_SEND_SIGNALED,
   H_SEND_WAKE,
   H_TAIL,
   H_WAKES,
@@ -37,7 +39,7 @@ import {
   STAMP_MASK,
   stampDiff,
 } from './layout.js';
-import { ANSWER_GRACE_MS, pingOwner, type RecordPresence } from './presence.js';
+import { ANSWER_GRACE_MS, channelLockName, pingOwner, type RecordPresence } from './presence.js';
 
 /** What a step found when it could not move a block. */
 export const EMPTY = 0;
@@ -49,6 +51,14 @@ export const STUCK = -2;
 
 /** How long a slot may stay claimed by the same step before its claimer is pinged, in ms. */
 export const STUCK_MS = 2;
+
+/** Moves the hint at `at` on to `to`, unless another agent moved it that far or further. */
+function moveHint(i32: Int32Array, at: number, to: number): void {
+  for (;;) {
+    const h = Atomics.load(i32, at);
+    if (((to - h) | 0) <= 0 || Atomics.compareExchange(i32, at, h, to) === h) return;
+  }
+}
 
 /** One agent's hold on a channel's ring (the channel object's core). */
 export class Ring {
@@ -104,11 +114,11 @@ export class Ring {
       const d = stampDiff(stamp, t & STAMP_MASK);
       if (d === 0) {
         if (seq >>> STAMP_BITS === 0) {
-          Atomics.store(i32, this.rec + R_POS, t);
+          i32[this.rec + R_POS] = t;
           if (Atomics.compareExchange(i32, s, seq, this.claimTag | stamp) === seq) {
-            Atomics.store(i32, this.rec + R_STATE, S_SEND_CLAIMED);
+            i32[this.rec + R_STATE] = S_SEND_CLAIMED;
             Atomics.compareExchange(i32, tailAt, t, (t + 1) | 0);
-            Atomics.store(i32, s + 1, ptr);
+            i32[s + 1] = ptr;
             Atomics.store(i32, s, (t + 1) & STAMP_MASK);
             return 1;
           }
@@ -127,6 +137,69 @@ export class Ring {
   }
 
   /**
+   * Sends `ptrs[from..to)` in order at consecutive positions from the tail hint, as long as each slot is free and
+   * unclaimed, moving the hint once at the end (any agent that finds a slot past the hint moves it on itself). Each
+   * block is named in the record and claimed as {@link sendStep} does. Returns how many went; the record is idle
+   * after. Stops at the first slot that is not ready (full, or another agent's), for the caller's step to handle.
+   */
+  sendRun(ptrs: ArrayLike<number>, from: number, to: number): number {
+    const i32 = this.i32;
+    const rec = this.rec;
+    const tailAt = this.base + H_TAIL;
+    const start = Atomics.load(i32, tailAt);
+    let t = start;
+    let k = from;
+    while (k < to) {
+      const s = this.slots + (t & this.mask) * SLOT_WORDS;
+      const seq = Atomics.load(i32, s);
+      if (seq !== (t & STAMP_MASK)) break; // not ready for this position, or claimed
+      const ptr = ptrs[k]!;
+      i32[rec + R_PTR] = ptr;
+      i32[rec + R_STATE] = S_SEND_INTENT;
+      i32[rec + R_POS] = t;
+      if (Atomics.compareExchange(i32, s, seq, this.claimTag | seq) !== seq) break;
+      i32[rec + R_STATE] = S_SEND_CLAIMED;
+      i32[s + 1] = ptr;
+      Atomics.store(i32, s, (t + 1) & STAMP_MASK);
+      t = (t + 1) | 0;
+      k++;
+    }
+    i32[rec + R_STATE] = S_IDLE;
+    if (t !== start) moveHint(i32, tailAt, t);
+    return k - from;
+  }
+
+  /**
+   * Receives up to `to - from` blocks into `out[from..)` from consecutive positions at the head hint, as
+   * {@link sendRun} sends: each claimed and named as {@link recvStep} does, the hint moved once. Returns how many.
+   */
+  recvRun(out: Uint32Array | number[], from: number, to: number): number {
+    const i32 = this.i32;
+    const rec = this.rec;
+    const headAt = this.base + H_HEAD;
+    const start = Atomics.load(i32, headAt);
+    let h = start;
+    let k = from;
+    while (k < to) {
+      const s = this.slots + (h & this.mask) * SLOT_WORDS;
+      const seq = Atomics.load(i32, s);
+      if (seq !== ((h + 1) & STAMP_MASK)) break; // nothing ready at this position, or claimed
+      i32[rec + R_PTR] = 0;
+      i32[rec + R_STATE] = S_RECV;
+      i32[rec + R_POS] = h;
+      if (Atomics.compareExchange(i32, s, seq, this.claimTag | seq) !== seq) break;
+      const ptr = i32[s + 1]!;
+      i32[rec + R_PTR] = ptr;
+      Atomics.store(i32, s, (h + this.capacity) & STAMP_MASK);
+      out[k++] = ptr >>> 0;
+      h = (h + 1) | 0;
+    }
+    i32[rec + R_STATE] = S_IDLE;
+    if (h !== start) moveHint(i32, headAt, h);
+    return k - from;
+  }
+
+  /**
    * One receive: returns the block, {@link EMPTY} or {@link STUCK}. The record already says S_RECV with no block;
    * it names the block taken until the caller hands it over (and sets S_IDLE).
    */
@@ -142,11 +215,11 @@ export class Ring {
       const d = stampDiff(stamp, (h + 1) & STAMP_MASK);
       if (d === 0) {
         if (seq >>> STAMP_BITS === 0) {
-          Atomics.store(i32, rec + R_POS, h);
+          i32[rec + R_POS] = h;
           if (Atomics.compareExchange(i32, s, seq, this.claimTag | stamp) === seq) {
             Atomics.compareExchange(i32, headAt, h, (h + 1) | 0);
             const ptr = Atomics.load(i32, s + 1);
-            Atomics.store(i32, rec + R_PTR, ptr);
+            i32[rec + R_PTR] = ptr;
             Atomics.store(i32, s, (h + this.capacity) & STAMP_MASK);
             return ptr;
           }
@@ -188,22 +261,50 @@ export class Ring {
     }
   }
 
-  /** Wakes up to `count` parked receivers (only when one is parked: a notify is a system call). */
-  wakeReceivers(count: number): void {
+  /**
+   * Whether a receive step may find something now (a block ready at the head, or the hint behind): loads only, for
+   * a waiter's spin. A slot claimed by a send that has not published yet reads as not ready (it is about to be).
+   */
+  recvMayGo(): boolean {
     const i32 = this.i32;
-    if (Atomics.load(i32, this.base + H_PARKED_RECEIVERS) === 0) return;
-    Atomics.add(i32, this.base + H_RECV_WAKE, 1);
-    Atomics.add(i32, this.base + H_WAKES, 1);
-    Atomics.notify(i32, this.base + H_RECV_WAKE, count);
+    const h = Atomics.load(i32, this.base + H_HEAD);
+    const seq = Atomics.load(i32, this.slots + (h & this.mask) * SLOT_WORDS);
+    const d = stampDiff(seq & STAMP_MASK, (h + 1) & STAMP_MASK);
+    return d > 0 || (d === 0 && seq >>> STAMP_BITS === 0);
   }
 
-  /** Wakes up to `count` parked senders (only when one is parked). */
-  wakeSenders(count: number): void {
+  /** Whether a send step may find room now (see {@link recvMayGo}). */
+  sendMayGo(): boolean {
     const i32 = this.i32;
-    if (Atomics.load(i32, this.base + H_PARKED_SENDERS) === 0) return;
-    Atomics.add(i32, this.base + H_SEND_WAKE, 1);
-    Atomics.add(i32, this.base + H_WAKES, 1);
-    Atomics.notify(i32, this.base + H_SEND_WAKE, count);
+    const t = Atomics.load(i32, this.base + H_TAIL);
+    const seq = Atomics.load(i32, this.slots + (t & this.mask) * SLOT_WORDS);
+    return stampDiff(seq & STAMP_MASK, t & STAMP_MASK) >= 0;
+  }
+
+  /**
+   * Wakes every parked receiver, only when one is parked and none was signalled since the last parked (a notify is a
+   * system call; see H_RECV_SIGNALED). A skipped signal is never a missed one: the signal that set the word was made
+   * after that waiter read its wake word, so its wait returns.
+   */
+  wakeReceivers(): void {
+    const i32 = this.i32;
+    const b = this.base;
+    if (Atomics.load(i32, b + H_PARKED_RECEIVERS) === 0 || Atomics.load(i32, b + H_RECV_SIGNALED) !== 0) return;
+    if (Atomics.exchange(i32, b + H_RECV_SIGNALED, 1) !== 0) return;
+    Atomics.add(i32, b + H_RECV_WAKE, 1);
+    Atomics.add(i32, b + H_WAKES, 1);
+    Atomics.notify(i32, b + H_RECV_WAKE);
+  }
+
+  /** Wakes every parked sender (as {@link wakeReceivers}). */
+  wakeSenders(): void {
+    const i32 = this.i32;
+    const b = this.base;
+    if (Atomics.load(i32, b + H_PARKED_SENDERS) === 0 || Atomics.load(i32, b + H_SEND_SIGNALED) !== 0) return;
+    if (Atomics.exchange(i32, b + H_SEND_SIGNALED, 1) !== 0) return;
+    Atomics.add(i32, b + H_SEND_WAKE, 1);
+    Atomics.add(i32, b + H_WAKES, 1);
+    Atomics.notify(i32, b + H_SEND_WAKE);
   }
 
   /**
@@ -245,6 +346,24 @@ export class Ring {
     } else if (this.cleanerAlive(-owner, r)) {
       return false;
     }
+    return this.cleanGone(index, owner);
+  }
+
+  /**
+   * Cleans record `index` if `owner` still holds it and had its Web Lock (R_ARMED says so: read before `held` was
+   * taken) but `held`, the names of the locks held now, lacks it: the browser let it go, its worker is gone.
+   */
+  cleanIfLockGone(index: number, owner: number, held: Set<string>, channelId: number): boolean {
+    const r = this.recordAt(index);
+    if (owner <= 0 || owner === this.token || held.has(channelLockName(channelId, owner))) return false;
+    if (Atomics.load(this.i32, r + R_OWNER) !== owner) return false;
+    return this.cleanGone(index, owner);
+  }
+
+  /** Cleans record `index`, whose holder `owner` was found gone (see cleanIfGone). */
+  private cleanGone(index: number, owner: number): boolean {
+    const i32 = this.i32;
+    const r = this.recordAt(index);
     // When the cleaning started (see cleanerAlive), stamped before the record says who cleans it: whoever reads the
     // cleaner's token there reads a fresh stamp with it.
     Atomics.store(i32, r + R_PINGED_AT, Date.now() & 0x7fffffff);
@@ -301,7 +420,7 @@ export class Ring {
         Atomics.store(i32, s + 1, Atomics.load(i32, r + R_PTR));
         Atomics.store(i32, s, (pos + 1) & STAMP_MASK);
         Atomics.add(i32, this.base + H_RECOVERED_SENDS, 1);
-        this.wakeReceivers(1);
+        this.wakeReceivers();
       } else if (state === S_SEND_INTENT) {
         this.freeNamed(r);
       }
@@ -311,7 +430,7 @@ export class Ring {
         Atomics.compareExchange(i32, this.base + H_HEAD, pos, (pos + 1) | 0);
         Atomics.store(i32, r + R_PTR, Atomics.load(i32, s + 1));
         Atomics.store(i32, s, (pos + this.capacity) & STAMP_MASK);
-        this.wakeSenders(1);
+        this.wakeSenders();
       }
       this.freeNamed(r);
     }

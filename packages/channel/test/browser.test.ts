@@ -20,6 +20,16 @@ interface Report {
   done: boolean;
 }
 
+interface KillReport {
+  error?: string;
+  received: number;
+  outOfOrder: number;
+  firstFromVictim: boolean;
+  recoveredSends: number;
+  recordsCleaned: number;
+  done: boolean;
+}
+
 describe.skipIf(!browserAvailable())('in Chromium', () => {
   it('the main thread is refused the blocking calls; two Web Workers send 1000 blocks, the page takes each once, in order', async () => {
     const dir = await bundle({ page: here('./browser/page.mjs'), agent: here('./browser/agent.mjs') });
@@ -33,6 +43,24 @@ describe.skipIf(!browserAvailable())('in Chromium', () => {
       expect(r.received).toBe(1000);
       expect(r.outOfOrder).toBe(0);
       expect(r.last).toEqual([499, 499]);
+      expect(r.done).toBe(true);
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
+
+  it('a Web Worker terminated after the claim of its send: the page finds its Web Lock gone, delivers its block and goes on', async () => {
+    const dir = await bundle({ page: here('./browser/kill-page.mjs'), 'kill-agent': here('./browser/kill-agent.mjs') });
+    temps.push(dir);
+    const server = await serve(dir);
+    try {
+      const r = await runPage<KillReport>(server.url, 60_000);
+      expect(r.error).toBeUndefined();
+      expect(r.received).toBe(101);
+      expect(r.firstFromVictim).toBe(true);
+      expect(r.outOfOrder).toBe(0);
+      expect(r.recoveredSends).toBe(1);
+      expect(r.recordsCleaned).toBe(1);
       expect(r.done).toBe(true);
     } finally {
       await server.close();
