@@ -10,7 +10,7 @@
  */
 import type { ArenaSnapshot } from '@paddock/arena';
 import type { MappingPicture } from '@paddock/large';
-import { BUFFER_PAGES_WORD, HeapError, PAGE_SIZE, agentCanBlock, describeValue, now, onThreadExit, pageReturnAddon, rss, type AddressSpace, type PageReturnAddon, type PageReturnMode, type ThreadEnd } from '@paddock/platform';
+import { HeapError, agentCanBlock, describeValue, now, onThreadExit, pageReturnAddon, rss, type AddressSpace, type PageReturnAddon, type PageReturnMode, type ThreadEnd } from '@paddock/platform';
 import { Scope } from './scope.js';
 import { watchThenWait } from './wait-watch.js';
 import { SNAPSHOT_VERSION, type HeapSnapshot, type SnapshotClass } from './snapshot.js';
@@ -485,30 +485,26 @@ export abstract class HeapBase extends HeapViews {
   /** Bytes view of the heap, current (refreshed if another agent grew the buffer). */
   get u8(): Uint8Array {
     if (this.detached) throw closedError();
-    const space = this.space;
-    if (space.header[BUFFER_PAGES_WORD]! * PAGE_SIZE > space.viewBytes) space.refresh(); // refresh()'s check, inline
-    return space.u8;
+    this.space.refresh();
+    return this.space.u8;
   }
   /** Int32 view of the heap, current. Index with `ptr >>> 2`. */
   get i32(): Int32Array {
     if (this.detached) throw closedError();
-    const space = this.space;
-    if (space.header[BUFFER_PAGES_WORD]! * PAGE_SIZE > space.viewBytes) space.refresh(); // refresh()'s check, inline
-    return space.i32;
+    this.space.refresh();
+    return this.space.i32;
   }
   /** Uint32 view of the heap, current. */
   get u32(): Uint32Array {
     if (this.detached) throw closedError();
-    const space = this.space;
-    if (space.header[BUFFER_PAGES_WORD]! * PAGE_SIZE > space.viewBytes) space.refresh(); // refresh()'s check, inline
-    return space.u32;
+    this.space.refresh();
+    return this.space.u32;
   }
   /** Float64 view of the heap, current. Index with `ptr >>> 3`. */
   get f64(): Float64Array {
     if (this.detached) throw closedError();
-    const space = this.space;
-    if (space.header[BUFFER_PAGES_WORD]! * PAGE_SIZE > space.viewBytes) space.refresh(); // refresh()'s check, inline
-    return space.f64;
+    this.space.refresh();
+    return this.space.f64;
   }
   /** A DataView over the heap, current (the same object until the buffer grows). */
   get view(): DataView {

@@ -78,12 +78,6 @@ export class AddressSpace {
 
   private readonly backing: Backing;
   private readonly hdr: Int32Array;
-  /**
-   * @internal The space header's Int32 words (word `BUFFER_PAGES_WORD`: the buffer's length in pages, as agents
-   * last published it), for the heap's view getters, which read it inline: `refresh()` is the same check, but a call
-   * that Node 24 and 26 do not inline there costs 3 to 4 ns an access.
-   */
-  readonly header: Int32Array;
   private readonly granules: number;
   /** Header word of the reservation bitmap (one bit per granule). */
   private readonly reserveBitmap: number;
@@ -97,7 +91,6 @@ export class AddressSpace {
     this.base = base;
     this.maxBytes = maxBytes;
     this.hdr = hdr;
-    this.header = hdr;
     this.handle = handle;
     this.granules = maxBytes / GRANULE;
     this.reserveBitmap = RESERVE_BITMAP;

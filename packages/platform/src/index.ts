@@ -27,7 +27,7 @@ export {
   type AddressSpaceOptions,
   type OpenOptions,
 } from './open-space.js';
-export { GRANULE, H_BUFFER_PAGES as BUFFER_PAGES_WORD, PAGE_SIZE, ROOT_COUNT, ROOT_WORD, headerBytesFor } from './space-header.js';
+export { GRANULE, PAGE_SIZE, ROOT_COUNT, ROOT_WORD, headerBytesFor } from './space-header.js';
 export { WASM_PAGE, type BackingKind } from './backing.js';
 export {
   allBitsSet,
