@@ -448,7 +448,7 @@ function main(): void {
   }
 
   mkdirSync(dirname(args.out), { recursive: true });
-  writeFileSync(args.out, `${L.join('\n')}\n`);
+  writeFileSync(args.out, keepRuntimesSection(args.out, `${L.join('\n')}\n`));
   process.stdout.write(`bench:report: wrote ${relative(process.cwd(), args.out)} and ${readdirSync(args.charts).filter((f) => f.endsWith('.svg')).length} charts in ${relative(process.cwd(), args.charts)} from ${relative(process.cwd(), args.json)}\n`);
 }
 
@@ -539,3 +539,17 @@ function wasmCallsSection(w: WasmCallsJson, file: string): string[] {
 }
 
 main();
+
+/**
+ * The page's "Under each runtime" section is written from a run of `apps/bench/scripts/runtimes.mjs` (one process
+ * per runtime, outside this JSON): carried over from the page being replaced, before "Calls from WebAssembly".
+ */
+function keepRuntimesSection(out: string, page: string): string {
+  const old = existsSync(out) ? readFileSync(out, 'utf8') : '';
+  const start = old.indexOf('\n## Under each runtime\n');
+  if (start < 0 || page.includes('\n## Under each runtime\n')) return page;
+  const end = old.indexOf('\n## ', start + 1);
+  const section = old.slice(start + 1, end >= 0 ? end + 1 : old.length);
+  const at = page.indexOf('\n## Calls from WebAssembly');
+  return at >= 0 ? `${page.slice(0, at + 1)}${section}${page.slice(at + 1)}` : `${page.trimEnd()}\n\n${section}`;
+}
