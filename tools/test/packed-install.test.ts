@@ -52,7 +52,9 @@ function project(name: string, pkgs: string[]): string {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `try-${name}`, private: true, type: 'module' }));
   const env = { ...process.env, PATH: noCompilerPath, npm_config_update_notifier: 'false' };
   delete env.PADDOCK_PAGE_RETURN;
-  const r = run(process.execPath, [npm!, 'install', '--no-audit', '--no-fund', '--prefer-offline', ...pkgs.map((p) => tarballs.get(p)!)], dir, env);
+  // --offline: every package it needs is one of the tarballs given; without it npm asks the registry for each
+  // @paddock name (404s), and its retries on a slow network ran past the timeout.
+  const r = run(process.execPath, [npm!, 'install', '--no-audit', '--no-fund', '--offline', ...pkgs.map((p) => tarballs.get(p)!)], dir, env);
   if (r.status !== 0) throw new Error(`npm install in ${name} failed:\n${r.out}`);
   return dir;
 }
