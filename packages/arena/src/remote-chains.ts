@@ -161,10 +161,10 @@ export class RemoteChains {
     u32[(head >>> 2) + B_LENGTH] = n;
     // Named in the agent area until it is pushed, so a reaper sends it home if this agent dies before the push
     // (the push and the phase reset follow each other with no point between where an agent can be stopped).
-    // A block named in the routing word (a cache flush or the exchange sending it home) is on this chain now, and
-    // the flush names it from here: the routing word lets go of it first, or a reaper of an agent stopped after the
-    // push (in the drain or the look below) would find it there, still held freed and on no free list, and free it
-    // a second time while it waits in the owner's inbox.
+    // A block named in the routing word (a cache flush or the exchange sending it home) is on one of this agent's
+    // chains by now (this one, when its free set this flush off), where the chain or this flush names it: the routing
+    // word lets go of it first, or a reaper of an agent stopped after the push (in the drain or the look below) would
+    // find it there, still held freed and on no free list, and free it a second time while it waits in the inbox.
     const aw = h.agentArea >>> 2;
     u32[aw + G_ROUTING] = 0;
     u32[(h.agentArea + FLUSH_HEAD_OFFSET) >>> 2] = head;
