@@ -15,7 +15,7 @@ import { AgentLocks } from './agent-locks.js';
 import { HANDLE_VERSION, createHeapSpace, openHeapSpace } from './handle.js';
 import { InboxWake } from './inbox-wake.js';
 import { HeapBase, addonOf, closedError, watchedThreadAlive, withOptions } from './heap-base.js';
-import { ANSWER_GRACE_MS, Presence, pingAgent } from './presence.js';
+import { ANSWER_GRACE_MS, Presence, pingAgent, pingLiveAgent } from './presence.js';
 import { releaseSpareChunk } from './scope.js';
 import type { ArenaHeapStats } from './stats.js';
 import type { HeapView } from './views.js';
@@ -487,12 +487,8 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
   }
 
   protected override threadAnswers(thread: number): boolean {
-    const arena = this.arena;
-    for (const id of arena.agentsOnThread(thread)) {
-      const area = arena.areaOf(id);
-      if (area === 0 || area === arena.agentArea || !arena.cover(area + AGENT_AREA_COMMIT)) continue;
-      if (Atomics.load(arena.i32, (area >>> 2) + G_STATE) !== AGENT_LIVE) continue;
-      const found = pingAgent(arena.i32, area);
+    for (const id of this.arena.agentsOnThread(thread)) {
+      const found = pingLiveAgent(this.arena, id);
       if (found === 'live' || found === 'answering') return true;
     }
     return false;

@@ -9,7 +9,7 @@
  * {@link ANSWER_GRACE_MS} after that ping. Where the host has no `Atomics.waitAsync`, or is a browser (below), the
  * agent keeps no wait, and a reaper cannot tell (see `reap`). Words: agent-layout.ts, PRESENCE_OFFSET.
  */
-import { P_ANSWERS, P_ARMED, P_PINGED_AT, P_PINGS, P_WAIT, PRESENCE_OFFSET, type ArenaHeap } from '@paddock/arena';
+import { AGENT_AREA_COMMIT, AGENT_LIVE, G_STATE, P_ANSWERS, P_ARMED, P_PINGED_AT, P_PINGS, P_WAIT, PRESENCE_OFFSET, type ArenaHeap } from '@paddock/arena';
 
 /** How long after a ping woke an agent that has not answered it yet the agent is still taken as live, in ms. */
 export const ANSWER_GRACE_MS = 2000;
@@ -94,4 +94,15 @@ export function pingAgent(i32: Int32Array, area: number): AgentPresence {
   const unanswered = Atomics.load(i32, w + P_PINGS) - Atomics.load(i32, w + P_ANSWERS);
   if (unanswered > 0 && ((nowMs() - Atomics.load(i32, w + P_PINGED_AT)) & 0x7fffffff) < ANSWER_GRACE_MS) return 'answering';
   return 'gone';
+}
+
+/**
+ * Pings agent `agentId` of `arena`'s heap when it is another agent that has not left (see {@link pingAgent});
+ * `'gone'` for one that left, crashed or has no area, and for this agent itself.
+ */
+export function pingLiveAgent(arena: ArenaHeap, agentId: number): AgentPresence {
+  const area = arena.areaOf(agentId);
+  if (area === 0 || area === arena.agentArea || !arena.cover(area + AGENT_AREA_COMMIT)) return 'gone';
+  if (Atomics.load(arena.i32, (area >>> 2) + G_STATE) !== AGENT_LIVE) return 'gone';
+  return pingAgent(arena.i32, area);
 }
