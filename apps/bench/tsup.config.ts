@@ -11,6 +11,7 @@ export default defineConfig(
       main: 'src/main.ts',
       'cross-worker': 'src/workloads/cross-worker.ts',
       'program-worker': 'src/workloads/program-worker.ts',
+      'floor-heap': 'src/peers/floor-heap.ts',
       'snapshot-worker': 'src/workloads/snapshot-worker.ts',
       'channel-worker': 'src/workloads/channel-worker.ts',
       'capacity-child': 'src/workloads/capacity-child.ts',

@@ -18,6 +18,7 @@ import { snapshotsLines, type SnapshotsJson } from './workloads/snapshots.js';
 import { viewsSection, type ViewsJson } from './workloads/views.js';
 import { channelsSection } from './workloads/channels-section.js';
 import type { ChannelsJson } from './workloads/channels-report.js';
+import { type SplitProgram, splitSection } from './workloads/split-report.js';
 
 const APP = fileURLToPath(new URL('..', import.meta.url));
 const ROOT = resolve(APP, '..', '..');
@@ -352,6 +353,7 @@ function main(): void {
 
   // programs
   const progs = doc.programs ?? [];
+  L.push(...splitSection(progs as unknown as SplitProgram[], doc.command, (x) => `${fmtNum(x)}/s`));
   const groups: [string, string][] = [
     ['pony', "The Pony arena's own programs, re-created"],
     ['pathology', "The classic pool's pathologies"],

@@ -9,6 +9,8 @@
 import type { Adapter } from '../adapter.js';
 import type { MemPeer } from '../mem-peer.js';
 import { makePeer } from '../runner.js';
+import { createHeap as createFloorHeap } from './floor-heap.js';
+import type { CreateHeap } from './paddock-heap.js';
 import { ARRAY_BYTES, type PeerDescriptor } from './peer.js';
 
 /**
@@ -129,10 +131,17 @@ export class FloorMem implements MemPeer {
 
 export const floor: PeerDescriptor = {
   name: 'floor',
-  offers: ['pair-churn', 'sweep', 'memory', 'one-agent'],
+  offers: ['pair-churn', 'sweep', 'memory', 'one-agent', 'agents'],
   load: (name) => ({
     timed: makePeer(new FloorAdapter(name), ARRAY_BYTES),
     adapter: () => new FloorAdapter(name),
     memory: () => [new FloorMem(name)],
+    // The multi-agent programs: the floor heap of `floor-heap.ts`, which the workers load by its URL. It has the
+    // calls those programs make on a heap, not the whole Heap type.
+    heap: { createHeap: createFloorHeap as unknown as CreateHeap, url: new URL('./floor-heap.js', import.meta.url).href },
   }),
+  declines: (program) =>
+    program === 'idle' || program === 'large-cross-free'
+      ? 'the floor never returns memory and keeps no count of it: this program measures what an allocator gives back'
+      : null,
 };

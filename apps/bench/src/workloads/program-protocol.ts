@@ -1,6 +1,7 @@
 /** What the main thread and `program-worker.ts` say to each other (the multi-agent programs). */
 import type { MessagePort } from 'node:worker_threads';
 import type { HeapHandle } from '@paddock/allocator';
+import type { CpuSplit } from './cpu-split.js';
 
 /** Control words (Int32 indexes into `ctl`). */
 export const K_READY = 0;
@@ -45,6 +46,8 @@ export interface ProgramRun {
   readonly shared: SharedArrayBuffer | null;
   /** js mode: ports by the program's own numbering (in[k], out[k]). */
   readonly ports: { in: MessagePort | MessagePort[] | null; out: MessagePort | null };
+  /** Record a CPU profile of the run and report where its time went (paddock mode; see `cpu-split.ts`). */
+  readonly profile: boolean;
 }
 
 export interface ProgramReport {
@@ -55,6 +58,8 @@ export interface ProgramReport {
   readonly bad: number;
   readonly extra: Record<string, number | null>;
   readonly error: string | null;
+  /** Where the agent's time went from t0 to t1, in a profiled run. */
+  readonly cpu: CpuSplit | null;
 }
 
 /** Messages a worker sends while a run is in progress (idle's phases), besides its final report. */

@@ -12,6 +12,7 @@ import { errorText } from '../format.js';
 import { collectGarbage, peakRss, resetPeak, rssNow, sample, settle } from '../memory.js';
 import { runNative } from '../peers/native.js';
 import type { CreateHeap, PaddockHeap } from '../peers/paddock-heap.js';
+import { addSplit, type CpuSplit, emptySplit, startProfile, stopProfile } from './cpu-split.js';
 import { K_GO, K_MAILBOX, K_STOP, K_WORDS, type ProgramReport, type ProgramRun, ringBytes, type WorkerMode } from './program-protocol.js';
 import type { ProgramSpec } from './program-specs.js';
 import { binaryTreesJs, binaryTreesLoop, classNoReuseJs, classNoReuseLoop, type SingleResult } from './single.js';
@@ -27,6 +28,8 @@ export interface ProgramSample {
   /** Peak resident memory of the run above its level at the start, bytes. */
   readonly peakRssBytes: number;
   readonly extra: Record<string, number | null>;
+  /** Where the agents' time went, summed over them (a profiled run only; `cpu-split.ts`). */
+  readonly cpu?: CpuSplit;
 }
 
 export interface ProgramCell {
@@ -35,6 +38,8 @@ export interface ProgramCell {
   readonly warmup: ProgramSample[];
   error: string | null;
   skipped: string | null;
+  /** A Paddock peer: one profiled run after the measured ones, its rate and where its time went (null: none ran). */
+  profiled?: { value: number; cpu: CpuSplit } | null;
 }
 
 export interface ProgramResult {
@@ -118,8 +123,8 @@ function jsPorts(program: string, agents: number): { ports: ProgramRun['ports'][
 
 export type RunOutcome = { ok: true; sample: ProgramSample } | { ok: false; error: string };
 
-/** One run of a worker program (paddock or js). */
-export async function runWorkers(spec: ProgramSpec, pool: Pool, mode: WorkerMode, createHeap: CreateHeap | null): Promise<RunOutcome> {
+/** One run of a worker program (paddock or js); with `profile`, each agent records where its time went. */
+export async function runWorkers(spec: ProgramSpec, pool: Pool, mode: WorkerMode, createHeap: CreateHeap | null, profile = false): Promise<RunOutcome> {
   const agents = spec.agents;
   let heap: PaddockHeap | null = null;
   const ctl = new SharedArrayBuffer(K_WORDS * 4 + 64);
@@ -162,6 +167,7 @@ export async function runWorkers(spec: ProgramSpec, pool: Pool, mode: WorkerMode
         rings,
         shared,
         ports: wiring ? wiring.ports[id] : { in: null, out: null },
+        profile,
       };
       w.postMessage(msg, wiring ? wiring.transfer[id] : []);
     });
@@ -233,7 +239,12 @@ export async function runWorkers(spec: ProgramSpec, pool: Pool, mode: WorkerMode
       return { ok: true, sample: { value: extra.halfMs ?? null, seconds: extra.freeSeconds, ops: spec.params.count, bad, peakRssBytes: peak - rss0, extra } };
     }
     const seconds = (t1 - t0) / 1000;
-    return { ok: true, sample: { value: ops / seconds, seconds, ops, bad, peakRssBytes: peak - rss0, extra } };
+    let cpu: CpuSplit | undefined;
+    if (profile) {
+      cpu = emptySplit();
+      for (const r of reports) if (r.cpu !== null) addSplit(cpu, r.cpu);
+    }
+    return { ok: true, sample: { value: ops / seconds, seconds, ops, bad, peakRssBytes: peak - rss0, extra, cpu } };
   } catch (err) {
     return { ok: false, error: errorText(err) };
   } finally {
@@ -269,10 +280,32 @@ export function runNativeProgram(spec: ProgramSpec, bin: string): RunOutcome {
   return { ok: true, sample: { value: r.ops / r.seconds, seconds: r.seconds, ops: r.ops, bad: r.bad, peakRssBytes, extra } };
 }
 
+/**
+ * A single-agent run of a Paddock peer (`runSingle`) recorded by the CPU profiler on this thread: the run's
+ * figure and where its time went. `allocatorUrl` is the allocator module the adapter's heap comes from.
+ */
+export async function runSingleProfiled(spec: ProgramSpec, peer: string, adapter: Adapter, loop: (...args: never[]) => SingleResult, allocatorUrl: string): Promise<RunOutcome> {
+  const rec = await startProfile();
+  let out: RunOutcome;
+  try {
+    out = runSingle(spec, peer, adapter, loop);
+  } catch (err) {
+    rec.session.disconnect();
+    throw err;
+  }
+  const cpu = await stopProfile(rec, allocatorUrl, singleWindow.t0, singleWindow.t1);
+  return out.ok ? { ok: true, sample: { ...out.sample, cpu } } : out;
+}
+
+/** The last single-agent run's start and end, ms on the shared clock (what a profiled run splits). */
+const singleWindow = { t0: 0, t1: 0 };
+const clockMs = (): number => performance.timeOrigin + performance.now();
+
 export function runSingle(spec: ProgramSpec, peer: string, adapter: Adapter | null, loop: ((...args: never[]) => SingleResult) | null): RunOutcome {
   settle(collectGarbage);
   const rss0 = resetPeak();
   let res: SingleResult;
+  singleWindow.t0 = clockMs();
   const t0 = process.hrtime.bigint();
   try {
     if (adapter === null) {
@@ -297,6 +330,7 @@ export function runSingle(spec: ProgramSpec, peer: string, adapter: Adapter | nu
     }
   }
   const t1 = process.hrtime.bigint();
+  singleWindow.t1 = clockMs();
   const peak = peakRss() - rss0;
   if (res.error) return { ok: false, error: res.error };
   const seconds = Number(t1 - t0) / 1e9;

@@ -9,13 +9,15 @@
  */
 import type { Adapter } from '../adapter.js';
 import { elapsed, type PeerEntry, running, type RunContext } from '../context.js';
+import { fmtRate, layout } from '../format.js';
 import { roundsOr } from '../options.js';
 import { recompile } from '../timed-loops.js';
-import { type ProgramCell, type ProgramResult, Pool, type RunOutcome, runNativeProgram, runSingle, runWorkers } from './program-runs.js';
+import { type ProgramCell, type ProgramResult, Pool, type RunOutcome, runNativeProgram, runSingle, runSingleProfiled, runWorkers } from './program-runs.js';
 import { type ProgramSpec, programSpecs } from './program-specs.js';
 import type { WorkerMode } from './program-protocol.js';
 import { cellFigures, programLines } from './programs-report.js';
 import { binaryTreesLoop, classNoReuseLoop } from './single.js';
+import { SPLIT_HEAD, splitCells, splitRows } from './split-report.js';
 import type { WorkloadDescriptor } from './workload.js';
 
 /** The programs' names (the sizes, not the names, depend on the mode) and their groups. */
@@ -104,6 +106,20 @@ async function runPrograms(ctx: RunContext, picked: (name: string) => boolean): 
           }
         }
       }
+      // One profiled run of the arena after the measured ones: where the time of its agents went (split-report.ts).
+      if (spec.program !== 'idle' && spec.metric === 'rate') {
+        for (const cell of active) {
+          const ready = peers.run.find((e) => e.name === cell.peer)!.ready!;
+          if (cell.error !== null || cell.samples.length === 0 || ready.heap === undefined || cell.peer !== 'paddock') continue;
+          ctx.progress.show(`${spec.name} profiled run ${cell.peer} (${elapsed(ctx)})`, `${spec.name} profiled ${cell.peer}`);
+          const a = adapters.get(cell.peer) ?? null;
+          let out: RunOutcome;
+          if (spec.agents !== 0) out = await runWorkers(spec, poolFor(cell.peer, 'paddock', ready.heap.url), 'paddock', ready.heap.createHeap, true);
+          else if (a !== null) out = await runSingleProfiled(spec, cell.peer, a.adapter, spec.program === 'binary-trees' ? a.bt : a.cnr, ready.heap.url);
+          else continue;
+          cell.profiled = out.ok && out.sample.cpu !== undefined && out.sample.value !== null ? { value: out.sample.value, cpu: out.sample.cpu } : null;
+        }
+      }
       results.push({ spec, cells });
     }
   } finally {
@@ -118,6 +134,12 @@ function programsReport(programs: ProgramResult[], ctx: RunContext) {
     lines.push('');
     lines.push(`the programs: ${ctx.opts.mode.programMs} ms a timed run; warm-up/measured rounds as set; peers interleaved, order rotating`);
     lines.push(...programLines(programs, ctx.command));
+    const split = splitRows(programs.map((r) => ({ name: r.spec.name, metric: r.spec.metric, agents: r.spec.agents, cells: r.cells })));
+    if (split.length > 0) {
+      lines.push('');
+      lines.push('each program\'s gap to native, split: the floor is the JavaScript program with an allocator that costs nearly nothing (split-report.ts):');
+      lines.push(layout([SPLIT_HEAD.map((h, i) => (i === 0 ? `  ${h}` : h)), ...split.map((r) => splitCells(r, (x) => `${fmtRate(x)}/s`).map((c, i) => (i === 0 ? `  ${c}` : c)))]));
+    }
   }
   return { lines, json: { programs: programs.map(programJson) } };
 }
