@@ -743,6 +743,40 @@ static void w_class_no_reuse(void) {
   report("class-no-reuse", t1 - t0, ops, 0, extra);
 }
 
+/* ---- build-then-free: blocks of mixed sizes built one after another, then freed whole in random order -- */
+
+static void w_build_then_free(void) {
+  long n = param("blocks", 64000), lo = param("min", 16), hi = param("max", 20000), rounds = param("rounds", 3);
+  rng_t r = {(uint32_t)param("seed", 0xb7f)};
+  long *sz = calloc(n, sizeof(long));
+  long *order = calloc(n, sizeof(long));
+  void **p = calloc(n, sizeof(void *));
+  /* the JS twin's draws (buildThenFreeDraws): the sizes, then a Fisher-Yates shuffle of the free order */
+  for (long i = 0; i < n; i++) sz[i] = between(&r, lo, hi);
+  for (long i = 0; i < n; i++) order[i] = i;
+  for (long i = n - 1; i > 0; i--) {
+    long j = between(&r, 0, i), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  double malloc_s = 0, free_s = 0;
+  for (long k = 0; k < rounds; k++) {
+    double t0 = now_s();
+    for (long i = 0; i < n; i++) p[i] = xmalloc(sz[i]);
+    double t1 = now_s();
+    for (long i = 0; i < n; i++) FREE(p[order[i]]);
+    double t2 = now_s();
+    malloc_s += t1 - t0;
+    free_s += t2 - t1;
+  }
+  char extra[128];
+  snprintf(extra, sizeof extra, "\"mallocNs\":%.3f,\"freeNs\":%.3f", malloc_s * 1e9 / (double)(rounds * n), free_s * 1e9 / (double)(rounds * n));
+  report("build-then-free", malloc_s + free_s, 2 * rounds * n, 0, extra);
+  free(sz);
+  free(order);
+  free(p);
+}
+
 /* ---- per-agent churn: mixed-sizes (16 B..64 KiB) and glibc-thread (4 B..32 KiB) ------------------ */
 
 typedef struct {
@@ -1054,6 +1088,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(w, "idle")) w_idle();
   else if (!strcmp(w, "large-cross-free")) w_large_cross_free();
   else if (!strcmp(w, "class-no-reuse")) w_class_no_reuse();
+  else if (!strcmp(w, "build-then-free")) w_build_then_free();
   else if (!strcmp(w, "mixed-sizes")) w_agent_churn("mixed-sizes");
   else if (!strcmp(w, "glibc-thread")) w_agent_churn("glibc-thread");
   else if (!strcmp(w, "larson")) w_larson();

@@ -379,6 +379,7 @@ function main(): void {
       if (p.program === 'idle') head.push('returned by the end', 'rounds not within the window');
       if (p.program === 'large-cross-free') head.push('distinct addresses', 'committed at the end');
       if (p.program === 'class-no-reuse') head.push('peak / bytes', 'ops/s');
+      if (p.program === 'build-then-free') head.push('ns per malloc', 'ns per free');
       const rows: string[][] = [];
       const bars: Bar[] = [];
       for (const c of p.cells) {
@@ -409,6 +410,7 @@ function main(): void {
           const cb = xm('committedBytes');
           row.push(d === null ? '-' : String(d), cb === null ? '-' : fmtBytes(cb));
         }
+        if (p.program === 'build-then-free') row.push(...['mallocNs', 'freeNs'].map((k) => fmtNum(xm(k) ?? NaN)));
         if (p.program === 'class-no-reuse') {
           const o = xm('opsPerSecond');
           row.push(`${(e.median / p.params.bytes).toFixed(2)}x`, o === null ? '-' : fmtNum(o));

@@ -51,7 +51,7 @@ describe('--only', () => {
     expect(select(['cross']).workloads).toEqual(new Set(['cross-32']));
     expect(select(['js']).workloads).toBeNull();
     expect(select(['standard']).workloads).toEqual(new Set(['larson', 'xmalloc-test', 'mstress', 'rptest', 'glibc-thread', 'cache-scratch']));
-    expect(select(['programs']).workloads!.size).toBe(20);
+    expect(select(['programs']).workloads!.size).toBe(21);
   });
 
   it('refuses a name that is neither a peer nor a workload', () => {

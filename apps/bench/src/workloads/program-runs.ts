@@ -15,7 +15,7 @@ import type { CreateHeap, PaddockHeap } from '../peers/paddock-heap.js';
 import { addSplit, type CpuSplit, emptySplit, startProfile, stopProfile } from './cpu-split.js';
 import { K_GO, K_MAILBOX, K_STOP, K_WORDS, type ProgramReport, type ProgramRun, ringBytes, type WorkerMode } from './program-protocol.js';
 import type { ProgramSpec } from './program-specs.js';
-import { binaryTreesJs, binaryTreesLoop, classNoReuseJs, classNoReuseLoop, type SingleResult } from './single.js';
+import { binaryTreesJs, buildThenFreeDraws, classNoReuseJs, type SingleLoops, type SingleResult } from './single.js';
 
 const MiB = 1024 * 1024;
 
@@ -273,7 +273,7 @@ export function runNativeProgram(spec: ProgramSpec, bin: string): RunOutcome {
     return { ok: true, sample: { value: extra.halfMs, seconds: r.seconds, ops: r.ops, bad: r.bad, peakRssBytes, extra } };
   }
   const extra: Record<string, number | null> = {};
-  for (const k of ['distinctAddresses', 'rssPhasePeak', 'rssAfter']) if (typeof r[k] === 'number') extra[k] = (r[k] as number) - (k.startsWith('rss') ? r.rss0 : 0);
+  for (const k of ['distinctAddresses', 'rssPhasePeak', 'rssAfter', 'mallocNs', 'freeNs']) if (typeof r[k] === 'number') extra[k] = (r[k] as number) - (k.startsWith('rss') ? r.rss0 : 0);
   if (spec.metric === 'bytes') {
     return { ok: true, sample: { value: peakRssBytes, seconds: r.seconds, ops: r.ops, bad: r.bad, peakRssBytes, extra: { ...extra, opsPerSecond: r.ops / r.seconds } } };
   }
@@ -284,11 +284,11 @@ export function runNativeProgram(spec: ProgramSpec, bin: string): RunOutcome {
  * A single-agent run of a Paddock peer (`runSingle`) recorded by the CPU profiler on this thread: the run's
  * figure and where its time went. `allocatorUrl` is the allocator module the adapter's heap comes from.
  */
-export async function runSingleProfiled(spec: ProgramSpec, peer: string, adapter: Adapter, loop: (...args: never[]) => SingleResult, allocatorUrl: string): Promise<RunOutcome> {
+export async function runSingleProfiled(spec: ProgramSpec, peer: string, adapter: Adapter, loops: SingleLoops, allocatorUrl: string): Promise<RunOutcome> {
   const rec = await startProfile();
   let out: RunOutcome;
   try {
-    out = runSingle(spec, peer, adapter, loop);
+    out = runSingle(spec, peer, adapter, loops);
   } catch (err) {
     rec.session.disconnect();
     throw err;
@@ -301,24 +301,30 @@ export async function runSingleProfiled(spec: ProgramSpec, peer: string, adapter
 const singleWindow = { t0: 0, t1: 0 };
 const clockMs = (): number => performance.timeOrigin + performance.now();
 
-export function runSingle(spec: ProgramSpec, peer: string, adapter: Adapter | null, loop: ((...args: never[]) => SingleResult) | null): RunOutcome {
+export function runSingle(spec: ProgramSpec, peer: string, adapter: Adapter | null, loops: SingleLoops | null): RunOutcome {
+  const p = spec.params;
+  // build-then-free draws its sizes and its order before the clock starts, as its C twin does.
+  const draws = spec.program === 'build-then-free' ? buildThenFreeDraws(p.blocks, p.min, p.max, p.seed) : null;
   settle(collectGarbage);
   const rss0 = resetPeak();
   let res: SingleResult;
   singleWindow.t0 = clockMs();
   const t0 = process.hrtime.bigint();
   try {
-    if (adapter === null) {
+    if (adapter === null || loops === null) {
+      if (spec.program === 'build-then-free') throw new Error('no plain-JS form');
       res =
         spec.program === 'binary-trees'
-          ? binaryTreesJs(spec.params.depth)
-          : classNoReuseJs(spec.params.bytes, [spec.params.a, spec.params.b, spec.params.c], sample);
+          ? binaryTreesJs(p.depth)
+          : classNoReuseJs(p.bytes, [p.a, p.b, p.c], sample);
     } else {
-      adapter.setup(spec.program === 'binary-trees' ? 256 * MiB : 1024 * MiB);
+      adapter.setup(spec.program === 'binary-trees' ? 256 * MiB : spec.program === 'build-then-free' ? spec.heapBytes : 1024 * MiB);
       res =
         spec.program === 'binary-trees'
-          ? (loop as unknown as typeof binaryTreesLoop)(adapter, spec.params.depth)
-          : (loop as unknown as typeof classNoReuseLoop)(adapter, spec.params.bytes, [spec.params.a, spec.params.b, spec.params.c], sample);
+          ? loops['binary-trees'](adapter, p.depth)
+          : spec.program === 'build-then-free'
+            ? loops['build-then-free'](adapter, draws!.sizes, draws!.order, p.rounds)
+            : loops['class-no-reuse'](adapter, p.bytes, [p.a, p.b, p.c], sample);
     }
   } catch (err) {
     return { ok: false, error: `${peer} threw: ${errorText(err)}` };
@@ -333,9 +339,9 @@ export function runSingle(spec: ProgramSpec, peer: string, adapter: Adapter | nu
   singleWindow.t1 = clockMs();
   const peak = peakRss() - rss0;
   if (res.error) return { ok: false, error: res.error };
-  const seconds = Number(t1 - t0) / 1e9;
+  const seconds = res.seconds ?? Number(t1 - t0) / 1e9;
   if (spec.metric === 'bytes') {
     return { ok: true, sample: { value: peak, seconds, ops: res.ops, bad: res.bad, peakRssBytes: peak, extra: { opsPerSecond: res.ops / seconds } } };
   }
-  return { ok: true, sample: { value: res.ops / seconds, seconds, ops: res.ops, bad: res.bad, peakRssBytes: peak, extra: {} } };
+  return { ok: true, sample: { value: res.ops / seconds, seconds, ops: res.ops, bad: res.bad, peakRssBytes: peak, extra: { ...res.extra } } };
 }

@@ -158,6 +158,18 @@ export function programSpecs(m: ModeSizes): ProgramSpec[] {
       unit: 'peak RSS',
       what: 'memory of one size class never serving another: the same bytes allocated (every page written) and freed in 64 B blocks, then 1 KiB, then 16 KiB; peak resident memory against the bytes',
     },
+    {
+      ...base,
+      name: 'build-then-free',
+      program: 'build-then-free',
+      group: 'pathology',
+      agents: 0,
+      timed: false,
+      heapBytes: 2 * GiB,
+      params: { blocks: 64000, min: 16, max: 20000, rounds: 3, seed: 0xb7f },
+      unit: 'ops/s',
+      what: 'a structure built, then freed whole: 64,000 blocks of 16..20,000 B (uniform) allocated one after another, then all freed in random order, three times on one heap, nothing written into the blocks; one op is a malloc or a free, and the ns per malloc and per free are shown apart',
+    },
     ...[4096, 16384, 65536].map(
       (live): ProgramSpec => ({
         ...base,

@@ -71,6 +71,7 @@ export function programLines(results: readonly ProgramResult[], command: string)
     if (s.program === 'idle') extraCols.push('held', 'after window', 'returned', '90% at', 'not within');
     if (s.program === 'large-cross-free') extraCols.push('addresses', 'committed');
     if (s.program === 'class-no-reuse') extraCols.push('x bytes', 'ops/s');
+    if (s.program === 'build-then-free') extraCols.push('ns per malloc', 'ns per free');
     const rows: string[][] = [[...head, ...extraCols]];
     for (const f of figs) {
       if (f.status === 'skipped' || (f.status === 'failed' && f.estimate === null)) {
@@ -99,6 +100,7 @@ export function programLines(results: readonly ProgramResult[], command: string)
       if (s.program === 'large-cross-free') {
         row.push(x.distinctAddresses == null ? '-' : String(x.distinctAddresses), x.committedBytes == null ? '-' : fmtMiB(x.committedBytes));
       }
+      if (s.program === 'build-then-free') row.push(x.mallocNs == null ? '-' : x.mallocNs.toFixed(0), x.freeNs == null ? '-' : x.freeNs.toFixed(0));
       if (s.program === 'class-no-reuse') {
         row.push(`${(e.median / s.params.bytes).toFixed(2)}x`, x.opsPerSecond == null ? '-' : fmtRate(x.opsPerSecond));
       }

@@ -16,7 +16,7 @@ import { type ProgramCell, type ProgramResult, Pool, type RunOutcome, runNativeP
 import { type ProgramSpec, programSpecs } from './program-specs.js';
 import type { WorkerMode } from './program-protocol.js';
 import { cellFigures, programLines } from './programs-report.js';
-import { binaryTreesLoop, classNoReuseLoop } from './single.js';
+import { binaryTreesLoop, buildThenFreeLoop, classNoReuseLoop, type SingleLoops } from './single.js';
 import { SPLIT_HEAD, splitCells, splitRows } from './split-report.js';
 import type { WorkloadDescriptor } from './workload.js';
 
@@ -30,7 +30,9 @@ function peersFor(spec: ProgramSpec, ctx: RunContext): { run: PeerEntry[]; skipp
   for (const e of running(ctx, spec.agents === 0 ? 'one-agent' : 'agents')) {
     const why =
       e.ready!.plainJs && !spec.js
-        ? 'no plain-JS form: blocks change hands between agents through shared memory, which JS objects cannot cross'
+        ? spec.agents === 0
+          ? 'no plain-JS form: the garbage collector frees when it likes, so a free has no time of its own'
+          : 'no plain-JS form: blocks change hands between agents through shared memory, which JS objects cannot cross'
         : (e.descriptor.declines?.(spec.program) ?? null);
     if (why !== null) skipped[e.name] = why;
     else run.push(e);
@@ -56,10 +58,17 @@ async function runPrograms(ctx: RunContext, picked: (name: string) => boolean): 
     return p;
   };
   // Each in-process peer: a fresh adapter, with its own copies of the single-agent loops.
-  const adapters = new Map<string, { adapter: Adapter; bt: typeof binaryTreesLoop; cnr: typeof classNoReuseLoop }>();
+  const adapters = new Map<string, { adapter: Adapter; loops: SingleLoops }>();
   for (const e of running(ctx, 'one-agent')) {
     if (e.ready!.adapter === undefined) continue;
-    adapters.set(e.name, { adapter: e.ready!.adapter(), bt: recompile(binaryTreesLoop, `${e.name} bt`), cnr: recompile(classNoReuseLoop, `${e.name} cnr`) });
+    adapters.set(e.name, {
+      adapter: e.ready!.adapter(),
+      loops: {
+        'binary-trees': recompile(binaryTreesLoop, `${e.name} bt`),
+        'class-no-reuse': recompile(classNoReuseLoop, `${e.name} cnr`),
+        'build-then-free': recompile(buildThenFreeLoop, `${e.name} btf`),
+      },
+    });
   }
   const results: ProgramResult[] = [];
   const plan = specs.map((spec) => ({ spec, peers: peersFor(spec, ctx) }));
@@ -85,7 +94,7 @@ async function runPrograms(ctx: RunContext, picked: (name: string) => boolean): 
           if (ready.bin !== undefined) out = runNativeProgram(spec, ready.bin);
           else if (spec.agents === 0) {
             const a = adapters.get(cell.peer) ?? null;
-            out = runSingle(spec, cell.peer, a?.adapter ?? null, a ? (spec.program === 'binary-trees' ? a.bt : a.cnr) : null);
+            out = runSingle(spec, cell.peer, a?.adapter ?? null, a?.loops ?? null);
           } else if (ready.heap !== undefined) {
             out = await runWorkers(spec, poolFor(cell.peer, 'paddock', ready.heap.url), 'paddock', ready.heap.createHeap);
           } else out = await runWorkers(spec, poolFor(cell.peer, 'js', null), 'js', null);
@@ -115,7 +124,7 @@ async function runPrograms(ctx: RunContext, picked: (name: string) => boolean): 
           const a = adapters.get(cell.peer) ?? null;
           let out: RunOutcome;
           if (spec.agents !== 0) out = await runWorkers(spec, poolFor(cell.peer, 'paddock', ready.heap.url), 'paddock', ready.heap.createHeap, true);
-          else if (a !== null) out = await runSingleProfiled(spec, cell.peer, a.adapter, spec.program === 'binary-trees' ? a.bt : a.cnr, ready.heap.url);
+          else if (a !== null) out = await runSingleProfiled(spec, cell.peer, a.adapter, a.loops, ready.heap.url);
           else continue;
           cell.profiled = out.ok && out.sample.cpu !== undefined && out.sample.value !== null ? { value: out.sample.value, cpu: out.sample.cpu } : null;
         }

@@ -10,16 +10,31 @@
  *   another): `bytes` of 64 B blocks allocated (one byte written into every page), all freed, then the same
  *   bytes in 1 KiB blocks, then in 16 KiB blocks. What it measures is the peak resident memory: an
  *   allocator that lets freed memory serve the next class peaks near `bytes`, one that does not near 3x.
+ * - `build-then-free`: a structure of many mixed-size blocks built, then freed whole in random order, on one
+ *   heap, three times; nothing written into the blocks. One op is one malloc or one free; the ns per malloc and
+ *   per free are its extras.
  *
  * The loops reference nothing outside their parameters: each peer gets its own recompiled copy (as in
  * `timed-loops.ts`), so the adapter calls in it stay monomorphic.
  */
 import type { Adapter } from '../adapter.js';
+import { between, mulberry32 } from '../draws.js';
 
 export interface SingleResult {
   readonly ops: number;
   readonly bad: number;
   readonly error: string | null;
+  /** The program's own figures besides its rate (build-then-free: ns per malloc and per free). */
+  readonly extra?: Record<string, number>;
+  /** The time of the program's own steps, where it times them itself (build-then-free: its mallocs and frees, not the heap's set-up). */
+  readonly seconds?: number;
+}
+
+/** Each single-agent program's loop, one copy per peer (recompiled, so its adapter calls stay monomorphic). */
+export interface SingleLoops {
+  readonly 'binary-trees': typeof binaryTreesLoop;
+  readonly 'class-no-reuse': typeof classNoReuseLoop;
+  readonly 'build-then-free': typeof buildThenFreeLoop;
 }
 
 export function binaryTreesLoop(a: Adapter, depth: number): SingleResult {
@@ -104,6 +119,51 @@ export function classNoReuseLoop(a: Adapter, bytes: number, sizes: readonly numb
     ops += n;
   }
   return { ops, bad: 0, error: null };
+}
+
+/**
+ * build-then-free: `rounds` times, `sizes.length` blocks allocated one after another (a structure built), then
+ * all freed in the order `order` gives (a permutation), nothing written into them. The sizes and the order are
+ * drawn before the clock starts (the C twin draws the same). Times the mallocs and the frees apart.
+ */
+export function buildThenFreeLoop(a: Adapter, sizes: Int32Array, order: Int32Array, rounds: number): SingleResult {
+  const n = sizes.length;
+  const ptr = new Float64Array(n);
+  let mallocNs = 0;
+  let freeNs = 0;
+  for (let r = 0; r < rounds; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const p = a.malloc(sizes[i]!);
+      if (p === 0) return { ops: 2 * r * n, bad: 0, error: `out of memory at block ${i} of round ${r + 1} (${sizes[i]} B)` };
+      ptr[i] = p;
+    }
+    const t1 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const k = order[i]!;
+      a.free(ptr[k]!, sizes[k]!);
+    }
+    const t2 = performance.now();
+    mallocNs += (t1 - t0) * 1e6;
+    freeNs += (t2 - t1) * 1e6;
+  }
+  return { ops: 2 * rounds * n, bad: 0, error: null, extra: { mallocNs: mallocNs / (rounds * n), freeNs: freeNs / (rounds * n) }, seconds: (mallocNs + freeNs) / 1e9 };
+}
+
+/** build-then-free's draws: uniform sizes in [lo, hi] and a free order (Fisher-Yates), as native/programs.c draws them. */
+export function buildThenFreeDraws(blocks: number, lo: number, hi: number, seed: number): { sizes: Int32Array; order: Int32Array } {
+  const next = mulberry32(seed);
+  const sizes = new Int32Array(blocks);
+  for (let i = 0; i < blocks; i++) sizes[i] = between(next, lo, hi);
+  const order = new Int32Array(blocks);
+  for (let i = 0; i < blocks; i++) order[i] = i;
+  for (let i = blocks - 1; i > 0; i--) {
+    const j = between(next, 0, i);
+    const t = order[i]!;
+    order[i] = order[j]!;
+    order[j] = t;
+  }
+  return { sizes, order };
 }
 
 interface JsNode {
