@@ -187,7 +187,7 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
 
   private mallocAbove(size: number): number {
     if (this.detached) throw closedError();
-    this.checkSize(size);
+    if ((size >>> 0) !== size || size > this.space.maxBytes) this.checkSize(size); // the full check only where the quick one fails
     return this.tier.inArena(size) ? this.allocLarge(size) : this.tier.mallocOversized(size);
   }
 
@@ -279,7 +279,9 @@ export class ArenaBackedHeap extends HeapBase implements Heap {
       this.tier.freeOversized(ptr, size);
       return;
     }
-    const cls = this.arena.validateFree(ptr, size);
+    // An unsized free of a block the fast path's check passed (a large block here) is checked already: the arena's
+    // own check would find the same class again.
+    const cls = found >= 0 && size === undefined ? found : this.arena.validateFree(ptr, size);
     if (cls >= 0) {
       if (cls >= CLASS_COUNT || !this.cache.push(cls, ptr)) this.arena.freeValidated(ptr);
       return;

@@ -29,7 +29,7 @@ export type { ReapReport } from './reap.js';
 export * from './snapshot.js';
 export { SWEEP_DELAY_MS, type SpanRetention, unparkRun } from './release.js';
 export { CHAIN_FLUSH, CHAIN_MAP_INITIAL } from './remote-chains.js';
-export { CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize, spanOf } from './size-class.js';
+export { CLASS_COUNT, LARGE_ROUND, MAX_CLASS_SIZE, MIN_OBJECT, classIndex, classSize, largeBytes, spanOf } from './size-class.js';
 export {
   ARENA_MAGIC,
   B_LENGTH,

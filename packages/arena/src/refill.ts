@@ -37,7 +37,7 @@ import {
 } from './layout.js';
 import { adoptOrphans, takeSlot } from './ownership.js';
 import { sweepDue } from './release.js';
-import { LARGE_ROUND, MAX_CLASS_SIZE, spanOf } from './size-class.js';
+import { largeBytes, MAX_CLASS_SIZE, spanOf } from './size-class.js';
 import { initSlab, setFlags, unlinkPartial } from './slab.js';
 import { findRun, findUnit } from './unit-map.js';
 
@@ -114,8 +114,8 @@ export function allocLarge(h: ArenaHeap, size: number): number {
   }
   if (h.detached) throw detachedError();
   if (batchesWaiting(h)) drain(h);
-  const bytes = Math.ceil(size / LARGE_ROUND) * LARGE_ROUND;
-  const span = Math.ceil(bytes / UNIT);
+  const bytes = largeBytes(size);
+  const span = (bytes + UNIT - 1) >>> UNIT_SHIFT;
   // A parked block of the same span is laid out already: no search, no record to rewrite.
   let s = h.retention !== null ? h.retention.takeParked(span) : 0;
   if (s === 0) s = reserveSpan(h, span, LARGE_CLASS);

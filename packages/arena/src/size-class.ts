@@ -33,6 +33,14 @@ export function spanOf(cls: number): number {
 /** Large objects (above 1 MiB, one on its own run of units) are rounded up to this (1 KiB). */
 export const LARGE_ROUND = 1024;
 
+/**
+ * The bytes a large object of `size` takes: `size` rounded up to {@link LARGE_ROUND}. Integer arithmetic for a size
+ * below 2^31 - 1 KiB (every `largeMax` is), where `Math.ceil` of a division cost the same-size churn a tenth of a step.
+ */
+export function largeBytes(size: number): number {
+  return (size + (LARGE_ROUND - 1)) & -LARGE_ROUND;
+}
+
 /** The error for a size no class serves (not an integer from 0 to 1 MiB). */
 export function badSize(size: unknown): RangeError {
   const shown = typeof size === 'string' ? JSON.stringify(size) : String(size);

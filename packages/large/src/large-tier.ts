@@ -9,7 +9,7 @@
 import {
   G_STASH_COUNT,
   KIND_MAPPING,
-  LARGE_ROUND,
+  largeBytes,
   MAPPING_MAGIC,
   MAPPING_OFFSET,
   MAX_CLASS_SIZE,
@@ -20,6 +20,7 @@ import {
   STASH_CAPACITY,
   STASH_OFFSET,
   UNIT,
+  UNIT_SHIFT,
   unparkRun,
   type ArenaHeap,
   type SpanRetention,
@@ -207,7 +208,7 @@ export class LargeTier implements SpanRetention {
    * units). Every other size above 1 MiB gets an oversized mapping of its exact size.
    */
   inArena(size: number): boolean {
-    return size <= this.arena.largeMax && this.spanInArena[Math.ceil(Math.ceil(size / LARGE_ROUND) * LARGE_ROUND / UNIT)] === 1;
+    return size <= this.arena.largeMax && this.spanInArena[(largeBytes(size) + UNIT - 1) >>> UNIT_SHIFT] === 1;
   }
 
   /**
