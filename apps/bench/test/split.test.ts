@@ -80,6 +80,18 @@ describe('the floor heap of the multi-agent programs', () => {
     expect(heap.stats().committedBytes).toBeLessThan(2 * agents * n * 4096);
   }, 60_000);
 
+  it('a heap made over the last one\'s memory starts empty', async () => {
+    const { createReusedHeap } = (await import(floorUrl)) as typeof import('../src/peers/floor-heap.js');
+    const a = createReusedHeap({ maxBytes: 4 << 20 });
+    const first = a.malloc(100);
+    for (let i = 0; i < 1000; i++) a.malloc(100);
+    const b = createReusedHeap({ maxBytes: 4 << 20 });
+    expect(b.handle.memory).toBe(a.handle.memory);
+    expect(b.stats().committedBytes).toBe(0);
+    expect(b.malloc(100)).toBe(first);
+    expect(createReusedHeap({ maxBytes: 8 << 20 }).handle.memory).not.toBe(a.handle.memory);
+  });
+
   it('says out of memory with 0 (the programs\' mustMalloc turns it into an error)', async () => {
     const { createHeap } = (await import(floorUrl)) as typeof import('../src/peers/floor-heap.js');
     const heap = createHeap({ maxBytes: 1 << 20 });

@@ -157,6 +157,23 @@ export function createHeap(options: { maxBytes: number }): FloorHeap {
   });
 }
 
+/** The memory of the last heap {@link createReusedHeap} made. */
+let last: FloorHandle | null = null;
+
+/**
+ * A heap over the memory of the previous one when it has the same size, its lists and chunks reset: the bench's
+ * runs make one heap after another, and each worker keeps the memory of the heaps it attached to until its own
+ * garbage collector runs (an idle worker's may never run), so a fresh buffer each run would add up to the sum of
+ * every run's touched pages (the floor never gives any back). For one heap at a time only.
+ */
+export function createReusedHeap(options: { maxBytes: number }): FloorHeap {
+  const bytes = Math.ceil(options.maxBytes / 2 ** CHUNK_SHIFT) * 2 ** CHUNK_SHIFT;
+  if (last === null || last.memory.byteLength !== bytes) return new FloorHeap((last = createHeap(options).handle));
+  new Int32Array(last.control).fill(0);
+  new Uint8Array(last.classes).fill(0);
+  return new FloorHeap(last);
+}
+
 export function attachHeap(handle: FloorHandle): FloorHeap {
   return new FloorHeap(handle);
 }

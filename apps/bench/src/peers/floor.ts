@@ -9,7 +9,7 @@
 import type { Adapter } from '../adapter.js';
 import type { MemPeer } from '../mem-peer.js';
 import { makePeer } from '../runner.js';
-import { createHeap as createFloorHeap } from './floor-heap.js';
+import { createReusedHeap } from './floor-heap.js';
 import type { CreateHeap } from './paddock-heap.js';
 import { ARRAY_BYTES, type PeerDescriptor } from './peer.js';
 
@@ -136,9 +136,9 @@ export const floor: PeerDescriptor = {
     timed: makePeer(new FloorAdapter(name), ARRAY_BYTES),
     adapter: () => new FloorAdapter(name),
     memory: () => [new FloorMem(name)],
-    // The multi-agent programs: the floor heap of `floor-heap.ts`, which the workers load by its URL. It has the
-    // calls those programs make on a heap, not the whole Heap type.
-    heap: { createHeap: createFloorHeap as unknown as CreateHeap, url: new URL('./floor-heap.js', import.meta.url).href },
+    // The multi-agent programs: the floor heap of `floor-heap.ts`, which the workers load by its URL (one heap at a
+    // time, over the last one's memory). It has the calls those programs make on a heap, not the whole Heap type.
+    heap: { createHeap: createReusedHeap as unknown as CreateHeap, url: new URL('./floor-heap.js', import.meta.url).href },
   }),
   declines: (program) =>
     program === 'idle' || program === 'large-cross-free'
