@@ -150,7 +150,9 @@ describe('the split of a program gap to native', () => {
     const text = (rates: Record<string, number>) => gapText(splitRows([program(rates)])[0]!);
     expect(text({ paddock: 9, floor: 10, mimalloc: 8 })).toBe('none: at or above native');
     expect(text({ paddock: 4, floor: 10, mimalloc: 8 })).toBe('the allocator: on the floor the program passes native');
-    expect(text({ paddock: 4, floor: 4, mimalloc: 8 })).toBe('the JavaScript program: the arena is at the floor');
+    expect(text({ paddock: 4, floor: 4, mimalloc: 8 })).toBe('the JavaScript program to -50%, the allocator from there');
+    expect(text({ paddock: 4, floor: 2, mimalloc: 8 })).toBe('no split: the floor is slower here (-50%), read the samples');
+    expect(splitRows([program({ paddock: 4, floor: 2, mimalloc: 8 })])[0]!.allocator).toBeNull();
     expect(text({ paddock: 4, mimalloc: 8 })).toBe('no floor for this program');
   });
 });

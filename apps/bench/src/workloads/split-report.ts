@@ -74,7 +74,9 @@ export function splitRows(programs: readonly SplitProgram[]): SplitRow[] {
       rate,
       floor,
       mimalloc: medianOf(p.cells.find((c) => c.peer === 'mimalloc')),
-      allocator: floor === null || floor === 0 ? null : 1 - rate / floor,
+      // A floor slower than the arena (its shared lists and the cache lines its agents share cost more than the
+      // arena's exchange where blocks change hands) says nothing of the arena's share.
+      allocator: floor === null || floor < rate ? null : 1 - rate / floor,
       sampled,
     });
   }
@@ -95,8 +97,8 @@ export function gapText(r: SplitRow): string {
   if (r.mimalloc === null) return 'no native peer';
   if (r.rate >= r.mimalloc) return 'none: at or above native';
   if (r.floor === null) return 'no floor for this program';
+  if (r.floor < r.rate) return `no split: the floor is slower here (${vsText(r.floor, r.rate)}), read the samples`;
   if (r.floor >= r.mimalloc) return 'the allocator: on the floor the program passes native';
-  if (r.floor <= r.rate) return 'the JavaScript program: the arena is at the floor';
   return `the JavaScript program to ${vsText(r.floor, r.mimalloc)}, the allocator from there`;
 }
 
@@ -111,7 +113,7 @@ export function splitCells(r: SplitRow, fmtRate: (x: number) => string): string[
     r.mimalloc === null ? '-' : fmtRate(r.mimalloc),
     vsText(r.rate, r.mimalloc),
     r.floor === null ? '-' : vsText(r.floor, r.mimalloc),
-    r.allocator === null ? '-' : pct(Math.max(0, r.allocator)),
+    r.allocator === null ? '-' : pct(r.allocator),
     sm === null ? '-' : pct(sm.allocator),
     sm === null ? '-' : pct(sm.gc),
     sm === null ? '-' : pct(sm.waiting),
@@ -141,7 +143,7 @@ export function splitSection(progs: readonly SplitProgram[], command: string, fm
   return [
     '## Where each program\'s time goes',
     '',
-    `Each program's gap to native mimalloc, split between the JavaScript program and the allocator. The floor runs every program with an allocator that costs nearly nothing (the multi-agent programs: per-agent power-of-two free lists over 64 KiB chunks, a free goes on the freeing agent's list, batches of 64 go back through a shared list per class; no header, no check, no return of memory): its rate is the JavaScript program's own, so \`1 - paddock / floor\` is the allocator's share of Paddock's time per op, and the floor against native is the JavaScript program's part of the gap. A second reading: after its measured rounds each program runs once more on the arena with V8's sampling profiler on in every agent (\`node:inspector\`, a sample every 250 µs); a sample with a function of the allocator's module on its stack is the allocator's, \`(garbage collector)\` is GC, the thread idling or blocking or watching a word (the heap's \`wait\`, the harness's barrier and doorbell) is waiting. It is not the floor's measure: V8 puts an inlined function's samples on its caller (the arena's \`malloc\` and \`free\` are made to be inlined, so their fast paths count as the program's), and the page faults and \`madvise\` calls of memory the arena gave back and takes again count as the allocator's (the floor never gives memory back); where the two disagree, the floor's figure is the one to read. Command: \`${command}\`.`,
+    `Each program's gap to native mimalloc, split between the JavaScript program and the allocator. The floor runs every program with an allocator that costs nearly nothing (the multi-agent programs: per-agent power-of-two free lists over 64 KiB chunks, a free goes on the freeing agent's list, batches of 64 go back through a shared list per class; no header, no check, no return of memory): its rate is the JavaScript program's own, so \`1 - paddock / floor\` is the allocator's share of Paddock's time per op, and the floor against native is the JavaScript program's part of the gap. A second reading: after its measured rounds each program runs once more on the arena with V8's sampling profiler on in every agent (\`node:inspector\`, a sample every 250 µs); a sample with a function of the allocator's module on its stack is the allocator's, \`(garbage collector)\` is GC, the thread idling or blocking or watching a word (the heap's \`wait\`, the harness's barrier and doorbell) is waiting. It is not the floor's measure: V8 puts an inlined function's samples on its caller (the arena's \`malloc\` and \`free\` are made to be inlined, so their fast paths count as the program's), and the page faults and \`madvise\` calls of memory the arena gave back and takes again count as the allocator's (the floor never gives memory back); where the floor runs at least as fast as the arena, its figure is the one to read. Where blocks change hands between agents the floor can be slower than the arena (its shared lists, and cache lines that its agents write in turn, cost more there than the arena's exchange): that row has no split from the floor, and the samples are the reading. Single runs on this shared machine vary by up to a third from run to run. Command: \`${command}\`.`,
     '',
     `| ${SPLIT_HEAD.join(' | ')} |`,
     `|${SPLIT_HEAD.map(() => '---').join('|')}|`,
