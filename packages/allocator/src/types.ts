@@ -44,7 +44,7 @@ export interface HeapOptions extends AttachOptions {
   profile?: number;
   /** Build the heap in an existing shared `WebAssembly.Memory` or `SharedArrayBuffer`. */
   memory?: WebAssembly.Memory | SharedArrayBuffer;
-  /** `'growable'` (default), `'wasm'` or `'fixed'`, when Paddock creates the buffer. */
+  /** `'growable'`, `'wasm'` or `'fixed'`, when Paddock creates the buffer; default `'growable'`, and `'wasm'` under Bun, whose engine reads a growable SharedArrayBuffer slower. */
   backing?: BackingKind;
 }
 

@@ -5,7 +5,7 @@
 import { FixedBacking, GrowableBacking, WASM_PAGE, WasmBacking, type Backing, type BackingKind } from './backing.js';
 import { AddressSpace, type AddressSpaceHandle } from './address-space.js';
 import { HeapError, describeValue, formatAddress, formatBytes } from './errors.js';
-import type { PageReturnMode } from './host.js';
+import { defaultBacking, type PageReturnMode } from './host.js';
 import { GRANULE, SPACE_MAGIC, SPACE_VERSION, headerBytesFor, spaceHeaderMismatch, writeSpaceHeader } from './space-header.js';
 
 /** The largest space: Node 20 caps a growable SharedArrayBuffer at 4 GiB, which fits uint32 pointers. */
@@ -17,7 +17,7 @@ export const MIN_SPACE_BYTES = 1 << 20;
 export interface AddressSpaceOptions {
   /** Upper bound of the space in bytes, up to 4 GiB; rounded up to 64 KiB. Required unless `memory` is a SharedArrayBuffer. */
   maxBytes?: number;
-  /** `'growable'` (default), `'wasm'` or `'fixed'`. Ignored when `memory` is given. */
+  /** `'growable'`, `'wasm'` or `'fixed'`; default `'growable'`, `'wasm'` under Bun (see `defaultBacking`). Ignored when `memory` is given. */
   backing?: BackingKind;
   /** An existing shared `WebAssembly.Memory` or `SharedArrayBuffer` to build the space in. */
   memory?: WebAssembly.Memory | SharedArrayBuffer;
@@ -70,7 +70,7 @@ export function createAddressSpace(options: AddressSpaceOptions = {}): AddressSp
     }
   } else {
     maxBytes = checkMaxBytes(options.maxBytes);
-    const kind = options.backing ?? 'growable';
+    const kind = options.backing ?? defaultBacking();
     const header = headerBytesFor(maxBytes);
     if (kind === 'growable') {
       const sab = new SharedArrayBuffer(header, { maxByteLength: maxBytes });
