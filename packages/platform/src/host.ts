@@ -138,9 +138,8 @@ export function availableCores(): number {
 /**
  * The backing Paddock makes when the caller names none: a shared `WebAssembly.Memory` under Bun, a growable
  * `SharedArrayBuffer` everywhere else. JavaScriptCore reads and writes a fixed-length typed array over a growable
- * SharedArrayBuffer at about 2.7x the cost over a fixed one (a bare free-list pair 4.2 against 1.5 ns on Bun 1.4.4;
- * V8: 3.0 against 2.9 ns), and over a shared wasm memory, which grows too, at the fixed one's cost: Paddock's pair
- * on Bun measured 18.9 ns on a growable buffer and 12.7 ns on a wasm memory, Node 24's 12.4 to 12.6 ns on either.
+ * SharedArrayBuffer at about 3x the cost over a fixed one, and over a shared wasm memory, which grows too, at the
+ * fixed one's cost; V8 costs the same on all three (docs/design/platform.md has the figures).
  */
 export function defaultBacking(): 'growable' | 'wasm' {
   return typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? 'wasm' : 'growable';
