@@ -127,6 +127,8 @@ export function openAddressSpace(handle: AddressSpaceHandle, options: OpenOption
     bad(`maxBytes ${describeValue(maxBytes)}`);
   }
   if (!Number.isInteger(base) || base < 0 || base % GRANULE !== 0 || base >= maxBytes) bad(`base ${describeValue(base)}`);
+  // One memory, of the kind the handle names: a handle that carries both is forged or mangled.
+  if (handle.buffer !== undefined && handle.memory !== undefined) bad('it names both a buffer and a memory');
   let backing: Backing;
   if (handle.backing === 'wasm') {
     if (!(handle.memory instanceof WebAssembly.Memory) || !isShared(handle.memory.buffer)) bad('memory is not a shared WebAssembly.Memory');

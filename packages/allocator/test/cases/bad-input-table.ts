@@ -63,6 +63,13 @@ export const backends: Backend[] = [
 ];
 
 /** Registers the table's cases on backend `b` (its heaps are made here, as the cases are registered). */
+/** A fresh memory of the kind `space` carries (no Paddock space in it), as a handle's field. */
+function freshMemory(space: HeapHandle['space']): { buffer: SharedArrayBuffer } | { memory: WebAssembly.Memory } {
+  return space.memory !== undefined
+    ? { memory: new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }) }
+    : { buffer: new SharedArrayBuffer(65536, { maxByteLength: 1 << 20 }) };
+}
+
 export function badInputCases(t: Suite, b: Backend): void {
   const heap = b.create({ maxBytes: GiB });
   const other = b.attach(heap.handle);
@@ -136,7 +143,9 @@ export function badInputCases(t: Suite, b: Backend): void {
     ['attachHeap of a forged handle (wrong maxBytes)', () => b.attach({ ...heap.handle, space: { ...heap.handle.space, maxBytes: MiB } }), 'HeapError BAD_HANDLE'],
     ['attachHeap of a forged handle (wrong version)', () => b.attach({ ...heap.handle, version: 99 }), 'HeapError BAD_HANDLE'],
     ['attachHeap of a forged handle (other backend)', () => b.attach({ ...heap.handle, backend: heap.backend === 'pool_arena' ? 'pool_classic' : 'pool_arena' }), 'HeapError BAD_HANDLE'],
-    ['attachHeap of a forged handle (a fresh buffer)', () => b.attach({ ...heap.handle, space: { ...heap.handle.space, buffer: new SharedArrayBuffer(65536) } as never }), 'HeapError BAD_HANDLE'],
+    // The handle's own kind of memory, fresh (a growable buffer, or under Bun a shared wasm memory): no space in it.
+    ['attachHeap of a forged handle (a fresh buffer)', () => b.attach({ ...heap.handle, space: { ...heap.handle.space, ...freshMemory(heap.handle.space) } as never }), 'HeapError BAD_HANDLE'],
+    ['attachHeap of a forged handle (a buffer and a memory)', () => b.attach({ ...heap.handle, space: { ...heap.handle.space, buffer: new SharedArrayBuffer(65536), memory: new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }) } as never }), 'HeapError BAD_HANDLE'],
     ['createHeap with profile 0', () => b.create({ maxBytes: 16 * MiB, profile: 0 }), R],
     ['createHeap with profile 11', () => b.create({ maxBytes: 16 * MiB, profile: 11 }), R],
     ['createHeap with profile 2.5', () => b.create({ maxBytes: 16 * MiB, profile: 2.5 }), R],
