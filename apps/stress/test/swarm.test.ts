@@ -124,9 +124,10 @@ describe('the swarm', () => {
     const verdict = r.out.trimEnd().split('\n').at(-1)!;
     expect(verdict).toMatch(/^swarm: FAIL - 1 of \d runs failed \(leak 1\); first: seed 0x[0-9a-f]{8}: live bytes at the end: /);
     const seed = /first: seed (0x[0-9a-f]{8})/.exec(verdict)![1]!;
-    // Far more than the open kill/reap leak ever loses (at most about 11 MB in the soak): the planted bug.
+    // More than twice what the open kill/reap leak ever loses (at most about 11 MB in the soak): the planted bug. (It
+    // lost 42 to 88 MB in runs on Node 20 and 24; fewer steps run on a loaded machine, so less is lost.)
     const [, live, expected] = /live bytes at the end: (\d+), expected (\d+)/.exec(verdict)!;
-    expect(Number(live) - Number(expected)).toBeGreaterThan(50 * 2 ** 20);
+    expect(Number(live) - Number(expected)).toBeGreaterThan(24 * 2 ** 20);
     const replay = `pnpm stress swarm --seed ${seed} --scale 0.6 --no-global --lib ${lib}`;
     expect(r.out).toContain(`replay: ${replay}`);
     console.log(`planted bug caught in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

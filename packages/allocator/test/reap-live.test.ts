@@ -23,6 +23,19 @@ async function work(w: Worker, rounds = 20): Promise<{ kind: string; live?: numb
   return done;
 }
 
+/** `heap.reap(agentId)`, again for up to 3 s while it is refused as not having answered since a ping found it alive. */
+async function reapWithinGrace(heap: ReturnType<typeof createHeap>, agentId: number): Promise<ReturnType<ReturnType<typeof createHeap>['reap']>> {
+  const until = Date.now() + 3000;
+  for (;;) {
+    try {
+      return heap.reap(agentId);
+    } catch (err) {
+      if (!(err instanceof HeapError) || !/has not answered since/.test(err.message) || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 function refusal(f: () => unknown): HeapError {
   try {
     f();
@@ -60,9 +73,10 @@ describe('a reap of a live agent', () => {
     const after = await work(w, 50);
     expect(after).toEqual({ kind: 'worked', live: expect.any(Number) });
     heap.check();
-    // Once it is gone it is reaped at once.
+    // Once it is gone it is reaped: at once, or, where the last reap's ping found it alive and a loaded machine has
+    // not seen it answer since, once the grace after that ping has passed (the refusal says so).
     await w.terminate();
-    const report = heap.reap(agentId);
+    const report = await reapWithinGrace(heap, agentId);
     expect(report.arenasAdopted).toBeGreaterThan(0);
     heap.check();
   });
